@@ -1,0 +1,1 @@
+"""Inline completion: decide what to ask the model and what to show."""

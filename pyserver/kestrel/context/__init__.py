@@ -1,0 +1,1 @@
+"""Context builders: gather the text a model sees (windows, neighbours, exclusions)."""

@@ -1,0 +1,118 @@
+"""The small interface every model transport implements, and the errors it raises.
+
+Providers talk to models and nothing else: they get a ready prompt (`CompletionPrompt`
+or chat messages), stream text deltas back, and translate transport failures into
+`ProviderError`s with a user-facing message. They never see LSP types.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Protocol
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Context taken from another open document."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class CompletionPrompt:
+    """What an inline completion needs from a model, independent of the transport."""
+
+    prefix: str
+    suffix: str
+    language: str
+    path: str
+    snippets: tuple[Snippet, ...] = ()
+    max_tokens: int = 160
+    multiline: bool = True
+    stop: tuple[str, ...] = ()
+
+
+@dataclass
+class StreamStats:
+    """Filled in by a provider while it streams, read by the status reporter."""
+
+    started: float = field(default_factory=time.perf_counter)
+    first_token: float | None = None
+    finished: float | None = None
+    chunks: int = 0
+
+    def mark_delta(self) -> None:
+        if self.first_token is None:
+            self.first_token = time.perf_counter()
+        self.chunks += 1
+
+    @property
+    def ttft_ms(self) -> float | None:
+        return None if self.first_token is None else (self.first_token - self.started) * 1000
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        if self.first_token is None or self.finished is None or self.chunks < 2:
+            return None
+        span = self.finished - self.first_token
+        return (self.chunks - 1) / span if span > 0 else None
+
+
+class ProviderError(Exception):
+    """A model call failed. `message` is safe to show (never contains a key)."""
+
+    kind = "error"
+    retryable = False
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+class AuthError(ProviderError):
+    kind = "auth"
+
+
+class RateLimitError(ProviderError):
+    kind = "rate_limit"
+    retryable = True
+
+
+class UnavailableError(ProviderError):
+    kind = "unavailable"
+    retryable = True
+
+
+class StreamBrokenError(ProviderError):
+    """The stream died mid-way (dropped socket, malformed event, stall)."""
+
+    kind = "stream"
+    retryable = True
+
+
+class WebSocketRefusedError(ProviderError):
+    """The WebSocket handshake was refused (HTTP 426, proxy): fall back to HTTP."""
+
+    kind = "ws_refused"
+
+
+class Provider(Protocol):
+    kind: str
+    model: str
+
+    @property
+    def connection_state(self) -> str: ...
+
+    async def prewarm(self) -> None:
+        """Open connections ahead of the first request (best effort, never raises)."""
+
+    def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
+        """Stream the text to insert at the cursor. Cancelling the consumer closes upstream."""
+
+    def chat(self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None) -> AsyncIterator[str]:
+        """Stream an assistant answer to chat-style messages."""
+
+    async def aclose(self) -> None: ...

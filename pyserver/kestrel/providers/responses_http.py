@@ -1,0 +1,80 @@
+"""`responses`: the Responses API over HTTP SSE (and the WebSocket provider's fallback)."""
+
+from __future__ import annotations
+
+from typing import AsyncIterator
+
+from ..config import Settings
+from .base import CompletionPrompt, ProviderError, StreamBrokenError, StreamStats
+from .openai_http import HttpStreamer
+from .prompts import completion_messages
+
+TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed", "error"})
+
+
+def responses_params(
+    settings: Settings, messages: list[dict], *, max_tokens: int | None, effort: str | None
+) -> dict:
+    """Map chat-style messages onto Responses `instructions` + `input`."""
+    instructions = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    items = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+    params: dict = {"model": settings.model, "input": items, "store": False}
+    if instructions:
+        params["instructions"] = instructions
+    if max_tokens:
+        params["max_output_tokens"] = max_tokens
+    if effort:
+        params["reasoning"] = {"effort": effort}
+    return params
+
+
+def text_of(event: dict, stats: StreamStats) -> str | None:
+    """The text delta in a Responses event, or None; raises on failure events."""
+    kind = event.get("type")
+    if kind == "response.output_text.delta":
+        delta = event.get("delta")
+        if delta:
+            stats.mark_delta()
+        return delta
+    if kind == "response.failed":
+        err = ((event.get("response") or {}).get("error") or {}).get("message") or "unknown error"
+        raise ProviderError(f"the model failed: {err}")
+    if kind == "error":
+        err = event.get("error") or event
+        raise StreamBrokenError(f"the model reported an error: {err.get('message') or err.get('code') or 'unknown'}")
+    return None
+
+
+class ResponsesHttpProvider:
+    kind = "responses"
+
+    def __init__(self, settings: Settings, http: HttpStreamer | None = None) -> None:
+        self.settings = settings
+        self.model = settings.model or ""
+        self.http = http or HttpStreamer(settings)
+
+    @property
+    def connection_state(self) -> str:
+        return self.http.state
+
+    async def prewarm(self) -> None:
+        await self.http.prewarm()
+
+    def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
+        # Inline completion always runs at the lowest effort: it must be instant.
+        return self.chat(completion_messages(prompt), stats, max_tokens=prompt.max_tokens, effort="low")
+
+    async def chat(
+        self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None, effort: str | None = None
+    ) -> AsyncIterator[str]:
+        params = responses_params(self.settings, messages, max_tokens=max_tokens, effort=effort or self.settings.effort)
+        async with self.http.sse(self.http.client.responses, **params) as events:
+            async for event in events:
+                text = text_of(event, stats)
+                if text:
+                    yield text
+                if event.get("type") in TERMINAL:
+                    return
+
+    async def aclose(self) -> None:
+        await self.http.aclose()

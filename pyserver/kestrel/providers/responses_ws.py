@@ -1,0 +1,243 @@
+"""`responses-ws`: the Responses API over one persistent WebSocket (`client.responses.connect()`).
+
+One socket carries every request as its own lane (`stream_id`): lanes run concurrently,
+FIFO within a lane, 16 active per socket. A reader task decodes each frame once
+(`recv_bytes` + `json.loads`, cheaper than the SDK's typed parse) and routes it to the
+lane's queue. The API has no cancel event: an abandoned lane keeps its id until its
+response ends, and its events are dropped. Sockets live at most 60 minutes, so we rotate
+before that: new requests go to a fresh socket while the old one drains.
+
+If the handshake is refused (HTTP 426 from a proxy, 403), we fall back to HTTP SSE once
+and remember it for the session instead of retrying five times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any, AsyncIterator
+
+from ..config import Settings
+from .base import CompletionPrompt, StreamBrokenError, StreamStats, WebSocketRefusedError
+from .openai_http import HttpStreamer, translate_error
+from .prompts import completion_messages
+from .responses_http import TERMINAL, ResponsesHttpProvider, responses_params, text_of
+
+log = logging.getLogger(__name__)
+
+MAX_ACTIVE_LANES = 16
+_CLOSED = object()  # sentinel pushed to lanes when the socket dies
+
+
+class _Socket:
+    """One WebSocket connection and the lanes multiplexed on it."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.opened = time.monotonic()
+        self.lanes: dict[str, asyncio.Queue] = {}
+        self.abandoned: set[str] = set()
+        self.closed = False
+        self._next = 0
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    def has_free_lane(self) -> bool:
+        return len(self.lanes) < MAX_ACTIVE_LANES
+
+    def open_lane(self) -> tuple[str, asyncio.Queue]:
+        self._next += 1
+        lane = f"k{self._next % 32}"
+        while lane in self.lanes:  # ids are reused once their response has ended
+            self._next += 1
+            lane = f"k{self._next % 32}"
+        queue: asyncio.Queue = asyncio.Queue()
+        self.lanes[lane] = queue
+        return lane, queue
+
+    def release(self, lane: str, finished: bool) -> None:
+        if finished:
+            self.lanes.pop(lane, None)
+        else:  # keep the id busy until the server ends that response
+            self.abandoned.add(lane)
+
+    async def send(self, event: dict) -> None:
+        await self.conn.send_raw(json.dumps(event, separators=(",", ":")))
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                event = json.loads(await self.conn.recv_bytes())
+                lane = event.get("stream_id")
+                queue = self.lanes.get(lane) if lane else None
+                if queue is None and lane is None and len(self.lanes) == 1:
+                    queue = next(iter(self.lanes.values()))  # servers that omit stream_id
+                    lane = next(iter(self.lanes))
+                if queue is None:
+                    continue
+                if lane in self.abandoned:
+                    if event.get("type") in TERMINAL:
+                        self.abandoned.discard(lane)
+                        self.lanes.pop(lane, None)
+                    continue
+                queue.put_nowait(event)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.info("responses websocket closed: %s", type(exc).__name__)
+        finally:
+            self.closed = True
+            for queue in self.lanes.values():
+                queue.put_nowait(_CLOSED)
+
+    async def close(self) -> None:
+        self.closed = True
+        self.reader.cancel()
+        try:
+            await self.conn.close()
+        except Exception:
+            pass
+
+
+class ResponsesWebSocketProvider:
+    kind = "responses-ws"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.model = settings.model or ""
+        self.http = HttpStreamer(settings)
+        self.fallback = ResponsesHttpProvider(settings, http=self.http)
+        self._socket: _Socket | None = None
+        self._draining: set[_Socket] = set()
+        self._connecting: asyncio.Lock | None = None
+        self.ws_refused = False  # remembered for the session
+        self.sockets_opened = 0
+
+    @property
+    def connection_state(self) -> str:
+        if self.ws_refused:
+            return f"http-fallback ({self.http.state})"
+        return "connected" if self._socket and not self._socket.closed else "idle"
+
+    async def _get_socket(self) -> _Socket:
+        if self._connecting is None:
+            self._connecting = asyncio.Lock()
+        async with self._connecting:
+            sock = self._socket
+            if sock is not None and not sock.closed:
+                if time.monotonic() - sock.opened < self.settings.ws_rotate_s and sock.has_free_lane():
+                    return sock
+                self._retire(sock)
+            self._socket = await self._connect()
+            return self._socket
+
+    def _retire(self, sock: _Socket) -> None:
+        """Stop routing new lanes to `sock`; close it once its running lanes have ended."""
+        self._socket = None
+        self._draining.add(sock)
+
+        async def drain() -> None:
+            while sock.lanes and not sock.closed:
+                await asyncio.sleep(0.5)
+            await sock.close()
+            self._draining.discard(sock)
+
+        asyncio.get_running_loop().create_task(drain())
+
+    async def _connect(self) -> _Socket:
+        try:
+            # No SDK-level reconnect: a dropped socket fails its lanes and the next
+            # request opens a fresh one (the previous_response_id cache is gone anyway).
+            conn = await self.http.client.responses.connect(max_retries=0).enter()
+        except Exception as exc:
+            status = getattr(getattr(exc, "response", None), "status_code", None)
+            if status in (400, 401, 403, 404, 426) or "InvalidStatus" in type(exc).__name__ or "InvalidMessage" in type(exc).__name__:
+                raise WebSocketRefusedError(f"the WebSocket was refused (HTTP {status or '?'}); using HTTP") from None
+            raise translate_error(exc) from None
+        self.sockets_opened += 1
+        return _Socket(conn)
+
+    async def prewarm(self) -> None:
+        """Open the socket and warm the model with `generate: false` (no tokens billed)."""
+        try:
+            sock = await self._get_socket()
+            lane, queue = sock.open_lane()
+            await sock.send({"type": "response.create", "model": self.model, "input": [], "generate": False, "stream_id": lane})
+            finished = False
+            try:
+                while True:
+                    event = await asyncio.wait_for(queue.get(), 10)
+                    if event is _CLOSED or event.get("type") in TERMINAL:
+                        finished = event is not _CLOSED
+                        break
+            finally:
+                sock.release(lane, finished)
+        except WebSocketRefusedError as exc:
+            log.info("%s", exc.message)
+            self.ws_refused = True
+            await self.http.prewarm()
+        except Exception as exc:
+            log.info("websocket prewarm failed: %s", translate_error(exc).message)
+
+    def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
+        return self.chat(completion_messages(prompt), stats, max_tokens=prompt.max_tokens, effort="low")
+
+    async def chat(
+        self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None, effort: str | None = None
+    ) -> AsyncIterator[str]:
+        params = responses_params(self.settings, messages, max_tokens=max_tokens, effort=effort or self.settings.effort)
+        params.pop("stream", None)
+        async for event in self.events(params):
+            text = text_of(event, stats)
+            if text:
+                yield text
+
+    async def events(self, params: dict) -> AsyncIterator[dict]:
+        """Run one `response.create` on a lane and yield its events until it ends."""
+        if self.ws_refused:
+            async for event in self._fallback_events(params):
+                yield event
+            return
+        try:
+            sock = await self._get_socket()
+        except WebSocketRefusedError as exc:
+            log.info("%s", exc.message)
+            self.ws_refused = True
+            async for event in self._fallback_events(params):
+                yield event
+            return
+        lane, queue = sock.open_lane()
+        finished = False
+        try:
+            await sock.send({"type": "response.create", **params, "stream_id": lane})
+            while True:
+                event = await queue.get()
+                if event is _CLOSED:
+                    finished = True
+                    raise StreamBrokenError("the WebSocket to the model closed mid-stream")
+                yield event
+                if event.get("type") in TERMINAL:
+                    finished = True
+                    return
+        except (StreamBrokenError, asyncio.CancelledError, GeneratorExit):
+            raise
+        except Exception as exc:
+            finished = True
+            raise translate_error(exc) from None
+        finally:
+            sock.release(lane, finished)
+
+    async def _fallback_events(self, params: dict) -> AsyncIterator[dict]:
+        async with self.http.sse(self.http.client.responses, **params) as events:
+            async for event in events:
+                yield event
+                if event.get("type") in TERMINAL:
+                    return
+
+    async def aclose(self) -> None:
+        for sock in [self._socket, *self._draining]:
+            if sock is not None:
+                await sock.close()
+        await self.http.aclose()
+

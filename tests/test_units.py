@@ -1,0 +1,180 @@
+"""Pure logic: settings, windows, FIM templates, post-processing, exclusion, redaction."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from kestrel.completion.postprocess import finalize
+from kestrel.completion.shape import wants_multiline
+from kestrel.config import SettingsError, load_settings
+from kestrel.context.exclusion import is_excluded
+from kestrel.context.window import ANCHOR, column_to_index, prefix_window, split_at, suffix_window
+from kestrel.providers.base import CompletionPrompt, Snippet
+from kestrel.providers.prompts import completion_messages, fim_template_for
+from kestrel.redact import RedactingFilter, redact, register_secret
+
+
+# -- settings ---------------------------------------------------------------------------
+def test_environment_alone_configures_a_provider():
+    s = load_settings(environ={"KESTREL_PROVIDER": "chat", "KESTREL_MODEL": "m", "OPENAI_BASE_URL": "http://x/v1",
+                               "OPENAI_API_KEY": "sk-env", "KESTREL_EFFORT": "high"})
+    assert (s.provider, s.model, s.base_url, s.api_key, s.effort) == ("chat", "m", "http://x/v1", "sk-env", "high")
+
+
+def test_precedence_env_then_init_then_changed():
+    env = {"KESTREL_PROVIDER": "chat", "KESTREL_MODEL": "env-model"}
+    s = load_settings({"kestrel": {"model": "init-model", "completion": {"maxLines": 3}}}, {"kestrel": {"effort": "xhigh"}}, env)
+    assert s.model == "init-model" and s.effort == "xhigh" and s.completion.max_lines == 3
+
+
+def test_presets_fill_base_url_and_never_borrow_the_openai_key():
+    s = load_settings({"provider": "groq"}, environ={"OPENAI_API_KEY": "sk-openai-secret"})
+    assert s.provider == "chat" and s.base_url.startswith("https://api.groq.com") and s.api_key is None
+    s = load_settings({"provider": "groq"}, environ={"GROQ_API_KEY": "gsk-x"})
+    assert s.api_key == "gsk-x"
+    s = load_settings({"provider": "ollama"}, environ={})
+    assert s.provider == "fim" and s.base_url == "http://127.0.0.1:11434/v1"
+
+
+def test_only_an_openai_key_selects_openai_websocket():
+    s = load_settings(environ={"OPENAI_API_KEY": "sk-abc"})
+    assert s.provider == "responses-ws" and s.preset == "openai" and s.configured
+
+
+def test_nothing_configured():
+    assert not load_settings(environ={}).configured
+
+
+@pytest.mark.parametrize("bad", [{"effort": "max"}, {"provider": "nope"}, {"completion": {"maxLines": 0}},
+                                 {"completion": {"bogus": 1}}])
+def test_bad_settings_raise_readable_errors(bad):
+    with pytest.raises(SettingsError):
+        load_settings(bad, environ={"KESTREL_PROVIDER": "chat", "KESTREL_MODEL": "m"})
+
+
+def test_settings_repr_hides_the_key():
+    s = load_settings({"provider": "chat", "model": "m", "apiKey": "sk-supersecret-123456"}, environ={})
+    assert "supersecret" not in repr(s)
+
+
+# -- windows ----------------------------------------------------------------------------
+def test_split_at_utf16_surrogates_and_clamping():
+    text = "a😀b = 1\nsecond\n"
+    cur = split_at(text, 0, 3)  # 'a' + surrogate pair (2 units) -> before 'b'
+    assert cur.before == "a😀" and cur.line_after == "b = 1"
+    assert split_at(text, 0, 2).before == "a😀"  # inside the pair: never split a character
+    assert split_at(text, 0, 999).line_after == ""  # past end of line
+    cur = split_at(text, 99, 0)  # past end of file
+    assert cur.after == "" and cur.before == text
+    assert column_to_index("é", 2, "utf-8") == 1 and column_to_index("é", 1, "utf-32") == 1
+
+
+def test_prefix_window_is_stable_while_typing():
+    before = "".join(f"line {i}\n" for i in range(3000))
+    w1 = prefix_window(before, 500)
+    w2 = prefix_window(before + "x", 500)
+    assert w2 == w1 + "x"  # same start: prompt caches keep hitting
+    assert len(w1) <= 500 * 3.5 and w1.startswith("line ")
+    assert prefix_window("short", 500) == "short"
+
+
+def test_suffix_window_cuts_on_a_line():
+    after = "".join(f"row {i}\n" for i in range(1000))
+    s = suffix_window(after, 50)
+    assert s.endswith("\n") and len(s) <= 175
+
+
+# -- shape and post-processing ----------------------------------------------------------
+def test_multiline_decision():
+    assert wants_multiline("def f(x):", "")
+    assert wants_multiline("    ", "")
+    assert not wants_multiline("x = fo", "")
+    assert not wants_multiline("print(", "x, y)")
+    assert wants_multiline("call(", ")")
+
+
+def fin(raw, before_line, after_line="", after="", multiline=True, max_lines=10, done=True):
+    return finalize(raw, before_line, after_line, after_line + after, multiline=multiline, max_lines=max_lines, done=done)
+
+
+def test_single_line_stops_at_newline_and_is_final_early():
+    shown = fin("bar(1)\nmore", "x = foo", multiline=False, done=False)
+    assert shown.text == "bar(1)" and shown.final
+
+
+def test_block_end_by_dedent():
+    raw = "\n    return a + b\n\ndef other():\n    pass"
+    shown = fin(raw, "def add(a, b):", done=False)
+    assert shown.text == "\n    return a + b" and shown.final
+
+
+def test_cut_where_it_repeats_the_suffix():
+    shown = fin("    total = 0\n    return total", "", after="\n    return total\n")
+    assert shown.text == "    total = 0"
+
+
+def test_no_duplicate_lines():
+    shown = fin("x += 1\n    x += 1\n    x += 1", "    ")
+    assert shown.text == "x += 1"
+
+
+def test_closer_already_after_cursor_is_not_doubled():
+    assert fin("a, b)", "print(", ")", multiline=False).text == "a, b"
+
+
+def test_unbalanced_truncation_trimmed():
+    raw = "\n    x = 1\n    y = call(\n        1,"
+    assert fin(raw, "def f():", max_lines=3).text == "\n    x = 1"
+
+
+def test_fences_and_echo_stripped():
+    assert fin("```python\nreturn 1\n```", "    ").text == "return 1"
+    assert fin("x = compute()", "x = ", multiline=False).text == "compute()"
+
+
+def test_typed_indentation_not_repeated():
+    assert fin("    return 1", "    ").text == "return 1"
+
+
+# -- prompts ----------------------------------------------------------------------------
+def test_fim_templates_by_family():
+    p = CompletionPrompt(prefix="def f(", suffix=")\n", language="python", path="/a.py",
+                         snippets=(Snippet("/b.py", "import os"),))
+    qwen = fim_template_for("Qwen2.5-Coder-0.5B").render(p)
+    assert qwen.endswith("<|fim_prefix|>def f(<|fim_suffix|>)\n<|fim_middle|>") and "<|file_sep|>/b.py\nimport os" in qwen
+    assert fim_template_for("bigcode/starcoder2-3b").render(p).endswith("<fim_prefix>def f(<fim_suffix>)\n<fim_middle>")
+    assert "<｜fim▁hole｜>" in fim_template_for("deepseek-coder-6.7b").render(p)
+    cl = fim_template_for("codellama:7b-code").render(p)
+    assert "<PRE> def f( <SUF>)\n <MID>" in cl and "# Path: /b.py" in cl
+    with pytest.raises(ValueError):
+        fim_template_for("x", "nope")
+
+
+def test_chat_prompt_marks_the_cursor():
+    msgs = completion_messages(CompletionPrompt(prefix="a = ", suffix="\n", language="python", path="/a.py", multiline=False))
+    assert msgs[0]["role"] == "system" and "a = <|cursor|>\n" in msgs[1]["content"]
+
+
+# -- exclusion and redaction ------------------------------------------------------------
+@pytest.mark.parametrize("uri", ["file:///w/.env", "file:///w/.env.local", "file:///w/certs/server.pem",
+                                 "file:///w/k.key", "file:///home/u/.ssh/id_rsa", "file:///w/.git/config"])
+def test_secret_files_are_excluded(uri):
+    assert is_excluded(uri)
+
+
+def test_user_globs_and_normal_files():
+    assert not is_excluded("file:///w/src/app.py")
+    assert is_excluded("file:///w/secret/app.py", ("**/secret/*",))
+
+
+def test_redaction_of_known_and_shaped_keys(caplog):
+    register_secret("my-canary-key-123456")
+    assert "canary" not in redact("key=my-canary-key-123456")
+    assert "sk-proj" not in redact("Authorization: Bearer sk-proj-abcdefghijklmnop")
+    logger = logging.getLogger("t")
+    logger.addFilter(RedactingFilter())
+    with caplog.at_level(logging.INFO):
+        logger.info("using %s", "my-canary-key-123456")
+    assert "my-canary-key-123456" not in caplog.text

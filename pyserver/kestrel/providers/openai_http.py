@@ -41,6 +41,10 @@ def make_client(settings: Settings) -> "AsyncOpenAI":
     from openai import AsyncOpenAI, DefaultAsyncHttpx2Client
 
     http1, http2 = settings.use_http2()
+    if http2:
+        from .h2_cancel import install
+
+        install()
     timeout = httpx2.Timeout(settings.request_timeout_s, connect=5.0)
     http_client = DefaultAsyncHttpx2Client(
         http1=http1,

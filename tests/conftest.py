@@ -1,0 +1,102 @@
+"""Shared fixtures: a mock model per test and a kestrel-lsp process driven over stdio."""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from kestrel.testing.mock_model import MockModelServer
+
+SERVER_CMD = [sys.executable, "-m", "kestrel", "--log-level", "INFO"]
+
+
+@pytest.fixture
+def mock():
+    with MockModelServer() as server:
+        yield server
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The server's environment with no model settings from the developer's shell."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KESTREL_", "OPENAI_"))}
+    env.update(extra)
+    return env
+
+
+def as_dict(value: Any) -> Any:
+    """pygls hands custom notification params over as named tuples: make plain dicts."""
+    if hasattr(value, "_asdict"):
+        return {k: as_dict(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [as_dict(v) for v in value]
+    return value
+
+
+@asynccontextmanager
+async def kestrel(
+    init_options: dict[str, Any] | None = None, env: dict[str, str] | None = None, capabilities: str = "visual-studio-code"
+) -> AsyncIterator[LanguageClient]:
+    """Start kestrel-lsp as a process, initialize it, and shut it down afterwards."""
+    config = ClientServerConfig(server_command=SERVER_CMD, server_env=env or clean_env())
+    client = await config.start()
+    client.status_events = []  # type: ignore[attr-defined]
+
+    @client.feature("kestrel/status")
+    def _status(params: Any) -> None:
+        client.status_events.append(as_dict(params))  # type: ignore[attr-defined]
+
+    caps = client_capabilities(capabilities)
+    result = await client.initialize_session(
+        types.InitializeParams(capabilities=caps, initialization_options=init_options or {}, process_id=os.getpid())
+    )
+    client.server_capabilities = result.capabilities  # type: ignore[attr-defined]
+    try:
+        yield client
+    finally:
+        await client.shutdown_session()
+
+
+def mock_options(mock: MockModelServer, provider: str = "chat", **extra: Any) -> dict[str, Any]:
+    return {"kestrel": {"provider": provider, "baseUrl": mock.base_url, "model": "mock-model", "apiKey": "test-key-123456", **extra}}
+
+
+def open_doc(client: LanguageClient, uri: str, text: str, language: str = "python", version: int = 1) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text)
+        )
+    )
+
+
+def change_doc(client: LanguageClient, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+def inline_params(uri: str, line: int, character: int) -> types.InlineCompletionParams:
+    return types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=types.Position(line=line, character=character),
+        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic),
+    )
+
+
+async def complete(client: LanguageClient, uri: str, line: int, character: int) -> str | None:
+    result = await client.text_document_inline_completion_async(inline_params(uri, line, character))
+    if result is None:
+        return None
+    items = result.items if isinstance(result, types.InlineCompletionList) else result
+    if not items:
+        return None
+    text = items[0].insert_text
+    return text if isinstance(text, str) else text.value

@@ -1,0 +1,149 @@
+"""kestrel-lsp as a process over stdio, against the mock model, for every provider kind."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lsprotocol import types
+
+from conftest import change_doc, clean_env, complete, inline_params, kestrel, mock_options, open_doc
+
+URI = "file:///work/sample.py"
+SOURCE = "import math\n\n\ndef fibonacci(n):\n    \n"
+BODY = "if n < 2:\n        return n\n    return fibonacci(n - 1) + fibonacci(n - 2)"
+
+
+@pytest.mark.parametrize("provider", ["chat", "fim", "responses", "responses-ws"])
+async def test_inline_completion_every_provider(mock, provider):
+    mock.configure(text=BODY + "\n")
+    async with kestrel(mock_options(mock, provider)) as client:
+        assert client.server_capabilities.inline_completion_provider is not None
+        open_doc(client, URI, SOURCE)
+        text = await complete(client, URI, 4, 4)
+        assert text == BODY
+        stats = mock.stats()
+        if provider == "fim":
+            body = stats["last_request"]
+            assert body["prompt"].endswith("<|fim_prefix|>" + "" + SOURCE[: SOURCE.index("    \n") + 4] + "<|fim_suffix|>\n<|fim_middle|>") or "<|fim_middle|>" in body["prompt"]
+        if provider == "responses-ws":
+            assert stats["ws_connections"] == 1
+        await asyncio.sleep(0.1)
+        assert any(ev.get("ttftMs") is not None for ev in client.status_events)
+
+
+async def test_fim_prompt_uses_family_template_and_context(mock):
+    mock.configure(text="x")
+    async with kestrel(mock_options(mock, "fim", model="qwen2.5-coder-0.5b")) as client:
+        open_doc(client, "file:///work/helpers.py", "def compute_total(items):\n    return sum(i.price for i in items)\n")
+        open_doc(client, URI, "from helpers import compute_total\n\ntotal = compute_total(")
+        await complete(client, URI, 2, 22)
+        prompt = mock.stats()["last_request"]["prompt"]
+        assert "<|file_sep|>/work/helpers.py\ndef compute_total(items):" in prompt
+        assert prompt.endswith("<|fim_prefix|>from helpers import compute_total\n\ntotal = compute_total(<|fim_suffix|><|fim_middle|>")
+
+
+async def test_single_line_mid_line(mock):
+    mock.configure(text="sqrt(2)\nprint('more')\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, "import math\nvalue = math.\n")
+        assert await complete(client, URI, 1, 13) == "sqrt(2)"
+
+
+async def test_typing_through_reuses_the_same_generation(mock):
+    mock.configure(text=BODY + "\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        assert await complete(client, URI, 4, 4) == BODY
+        typed = SOURCE.replace("    \n", "    if n \n")
+        change_doc(client, URI, typed, 2)
+        assert await complete(client, URI, 4, 9) == BODY[len("if n ") :]
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+
+
+async def test_streaming_generation_is_adopted_by_the_next_keystroke(mock):
+    """A request cancelled while its stream still matches the typed text is reused, not re-requested."""
+    mock.configure(text=BODY + "\n", tps=40)
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        first = client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(URI, 4, 4), msg_id="first")
+        await asyncio.sleep(0.15)
+        change_doc(client, URI, SOURCE.replace("    \n", "    if\n"), 2)
+        client.protocol.notify("$/cancelRequest", types.CancelParams(id="first"))
+        with pytest.raises(Exception):
+            await first
+        text = await complete(client, URI, 4, 6)
+        assert text == BODY[2:]
+        stats = mock.stats()
+        assert stats["requests"].get("/v1/chat/completions") == 1 and stats["streams_cancelled"] == 0
+
+
+async def test_stale_request_is_cancelled_upstream_at_once(mock):
+    mock.configure(text=BODY + "\n", tps=20)
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        first = client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(URI, 4, 4), msg_id="stale")
+        await asyncio.sleep(0.2)
+        change_doc(client, URI, SOURCE.replace("    \n", "    zzz\n"), 2)  # diverges from the stream
+        client.protocol.notify("$/cancelRequest", types.CancelParams(id="stale"))
+        with pytest.raises(Exception):
+            await first
+        for _ in range(50):
+            if mock.stats()["streams_cancelled"] == 1:
+                break
+            await asyncio.sleep(0.02)
+        stats = mock.stats()
+        assert stats["streams_cancelled"] == 1
+        assert stats["tokens_sent"] < len(BODY.split())  # stopped early: no tokens wasted after cancel
+        assert stats["tokens_after_cancel"] == 0
+
+
+async def test_cancel_keeps_the_http2_connection(mock):
+    """Over HTTP/2 a cancelled completion resets only its stream: no new connection for the next one."""
+    mock.configure(text=BODY + "\n", tps=20)
+    async with kestrel(mock_options(mock, http2="on")) as client:
+        open_doc(client, URI, SOURCE)
+        await asyncio.sleep(0.3)  # prewarm
+        for i in range(3):
+            client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(URI, 4, 4), msg_id=f"r{i}")
+            await asyncio.sleep(0.15)
+            change_doc(client, URI, SOURCE.replace("    \n", f"    q{i}\n"), i + 2)
+            client.protocol.notify("$/cancelRequest", types.CancelParams(id=f"r{i}"))
+            await asyncio.sleep(0.1)
+        change_doc(client, URI, SOURCE, 10)
+        mock.configure(tps=0)
+        assert await complete(client, URI, 4, 4) == BODY
+        stats = mock.stats()
+        assert stats["streams_cancelled"] == 3
+        assert stats["connections_opened"] == 1
+
+
+async def test_env_only_configuration(mock):
+    mock.configure(text="42\n")
+    env = clean_env(KESTREL_PROVIDER="chat", KESTREL_MODEL="mock-model", OPENAI_BASE_URL=mock.base_url, OPENAI_API_KEY="sk-test-env-000000")
+    async with kestrel({}, env=env) as client:
+        open_doc(client, URI, "answer = \n")
+        assert await complete(client, URI, 0, 9) == "42"
+
+
+async def test_configuration_change_switches_provider(mock):
+    mock.configure(text="1\n")
+    async with kestrel(mock_options(mock, "chat")) as client:
+        open_doc(client, URI, "x = \n")
+        assert await complete(client, URI, 0, 4) == "1"
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"kestrel": {"provider": "fim", "completion": {"maxLines": 2}}})
+        )
+        await asyncio.sleep(0.3)
+        change_doc(client, URI, "y = \n", 2)
+        assert await complete(client, URI, 0, 4) == "1"
+        assert mock.stats()["requests"].get("/v1/completions") == 1
+
+
+async def test_unconfigured_server_answers_empty_and_says_why():
+    async with kestrel({}) as client:
+        open_doc(client, URI, "x = \n")
+        assert await complete(client, URI, 0, 4) is None
+        await asyncio.sleep(0.1)
+        assert any(ev["state"] == "unconfigured" for ev in client.status_events)
+        assert any("no model configured" in m.message for m in client.messages)

@@ -9,16 +9,43 @@ from __future__ import annotations
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from . import __version__
 from .session import KestrelSession
 
 
+class KestrelProtocol(LanguageServerProtocol):
+    """pygls drops a request whose params fail to parse without answering it, which leaves
+    the client waiting forever. Answer it with InvalidParams (-32602) instead."""
+
+    def structure_message(self, data: dict) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(data["id"], error=exc.to_response_error())
+            return {"kestrel_unparsable": True}
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, dict):  # unparsable: already answered above, or a notification
+            return
+        super().handle_message(message)
+
+
 class KestrelLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__(name="kestrel-lsp", version=__version__)
+        super().__init__(name="kestrel-lsp", version=__version__, protocol_cls=KestrelProtocol)
         self.session = KestrelSession(self)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Errors already went back to the client as JSON-RPC errors; a popup per bad
+        # message would flood the editor. They stay in the log.
+        import logging
+
+        logging.getLogger(__name__).warning("request failed: %s", error)
 
 
 def create_server() -> KestrelLanguageServer:
@@ -53,6 +80,25 @@ def create_server() -> KestrelLanguageServer:
         ls: KestrelLanguageServer, params: types.InlineCompletionParams
     ) -> types.InlineCompletionList | None:
         return await ls.session.inline_completion(params)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True),
+    )
+    def code_action(ls: KestrelLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return ls.session.code_actions(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(ls: KestrelLanguageServer, params: types.CodeAction) -> types.CodeAction:
+        return await ls.session.resolve_code_action(params)
+
+    @server.command("kestrel.fix")
+    async def fix(ls: KestrelLanguageServer, data: Any) -> bool:
+        return await ls.session.run_fix(data)
+
+    @server.command("kestrel.explain")
+    async def explain(ls: KestrelLanguageServer, data: Any) -> str | None:
+        return await ls.session.explain(data)
 
     @server.feature("kestrel/setApiKey")
     def set_api_key(ls: KestrelLanguageServer, params: Any) -> None:

@@ -204,8 +204,122 @@ class KestrelSession:
             items=[types.InlineCompletionItem(insert_text=text, range=types.Range(start=pos, end=pos))]
         )
 
+    # -- quick fixes -------------------------------------------------------------------
+    def _supports_resolve(self) -> bool:
+        caps = self.server.client_capabilities.text_document
+        support = caps.code_action.resolve_support if caps and caps.code_action else None
+        return bool(support and "edit" in (support.properties or []))
+
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """One "Fix" and one "Explain" per diagnostic; no model call until one is picked."""
+        uri = params.text_document.uri
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is None or is_excluded(uri, self.settings.completion.exclude_globs):
+            return []
+        lazy_resolve = self._supports_resolve()
+        actions = []
+        for diag in params.context.diagnostics[:10]:
+            if diag.source == "kestrel":
+                continue
+            data = {
+                "uri": uri, "version": doc.version, "message": diag.message,
+                "startLine": diag.range.start.line, "endLine": diag.range.end.line,
+            }
+            short = diag.message.splitlines()[0][:60] if diag.message else "problem"
+            fix = types.CodeAction(
+                title=f"Fix with Kestrel: {short}", kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                data={**data, "action": "fix"},
+            )
+            if not lazy_resolve:  # e.g. Neovim 0.7: run the fix as a command when picked
+                fix.command = types.Command(title=fix.title, command="kestrel.fix", arguments=[{**data, "action": "fix"}])
+            explain = types.CodeAction(
+                title="Explain with Kestrel", kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                command=types.Command(title="Explain with Kestrel", command="kestrel.explain", arguments=[data]),
+            )
+            actions += [fix, explain]
+        return actions
+
+    async def _fix_edit(self, data: dict) -> types.WorkspaceEdit:
+        from .edits.quickfix import compute_fix, region_for
+
+        await self.wait_ready()
+        uri = data["uri"]
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is None:
+            raise ProviderError("the document is no longer open")
+        if self.provider is None:
+            raise ProviderError("no model is configured: set kestrel.provider or KESTREL_PROVIDER")
+        if doc.version != data.get("version"):
+            raise ProviderError("the document changed since the fix was offered: ask for the fix again")
+        text, version = doc.source, doc.version
+        region = region_for(text, int(data["startLine"]), int(data["endLine"]))
+        edit = await compute_fix(
+            self.provider, text, region, data.get("message", ""), doc.language_id or "", uri_to_path(uri),
+            str(self.server.server_capabilities.position_encoding or "utf-16"),
+        )
+        current = self.server.workspace.text_documents.get(uri)
+        if current is None or current.version != version:
+            raise ProviderError("the document changed while the fix was computed: nothing was applied")
+        edits = [] if edit is None else [types.TextEdit(
+            range=types.Range(start=types.Position(**edit["range"]["start"]), end=types.Position(**edit["range"]["end"])),
+            new_text=edit["newText"],
+        )]
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits,
+        )])
+
+    async def resolve_code_action(self, action: types.CodeAction) -> types.CodeAction:
+        data = plain(action.data)
+        if not isinstance(data, dict) or data.get("action") != "fix":
+            return action
+        try:
+            action.edit = await self._fix_edit(data)
+        except ProviderError as exc:
+            self.status.failed(exc)
+            self.status.publish()
+        return action
+
+    async def run_fix(self, data: Any) -> bool:
+        try:
+            edit = await self._fix_edit(plain(data))
+        except ProviderError as exc:
+            self.status.failed(exc)
+            self.status.publish()
+            return False
+        result = await self.server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="Kestrel fix"))
+        return bool(result and result.applied)
+
+    async def explain(self, data: Any) -> str | None:
+        from .edits.quickfix import collect, explain_messages, region_for
+
+        data = plain(data)
+        await self.wait_ready()
+        doc = self.server.workspace.text_documents.get(data.get("uri", ""))
+        if doc is None or self.provider is None:
+            self.status.error_once("explain", "Kestrel: nothing to explain (no open document or no model configured)")
+            return None
+        region = region_for(doc.source, int(data["startLine"]), int(data["endLine"]))
+        try:
+            answer = await collect(self.provider, explain_messages(
+                doc.source, region, data.get("message", ""), doc.language_id or "", uri_to_path(doc.uri)))
+        except ProviderError as exc:
+            self.status.failed(exc)
+            self.status.publish()
+            return None
+        self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=answer))
+        return answer
+
     async def shutdown(self) -> None:
         await self.engine.aclose()
         if self.provider is not None:
             await self.provider.aclose()
             self.provider = None
+
+
+def plain(value: Any) -> Any:
+    """Custom payloads reach us as pygls named tuples or dicts: normalise to dicts."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value

@@ -1,0 +1,33 @@
+# Two commands on a fresh machine: `make demo` and `make test` (both set themselves up).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
+
+.PHONY: setup demo test test-python test-smoke bench system-deps clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# Debian packages the end-to-end tests drive (Neovim as a real LSP client).
+system-deps:
+	@command -v nvim >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq neovim >/dev/null; }
+
+demo: setup
+	$(PY) -m kestrel.demo
+
+test: setup system-deps
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) -m bench.run
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis bench/out

@@ -1,0 +1,1 @@
+"""Edits the model proposes: quick fixes for diagnostics (and, later, inline edits)."""

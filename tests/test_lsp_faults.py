@@ -1,0 +1,174 @@
+"""Bad input and model faults: a clear error or an empty result, never a crash or a hang."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lsprotocol import types
+
+from conftest import SERVER_CMD, change_doc, clean_env, complete, inline_params, kestrel, mock_options, open_doc
+
+URI = "file:///work/faults.py"
+
+
+async def still_serves(client, mock) -> None:
+    mock.configure(fault=None, text="ok()\n", tps=0, ttft_ms=0)
+    change_doc(client, URI, "alive = \n", 999)
+    assert await complete(client, URI, 0, 8) == "ok()"
+
+
+@pytest.mark.parametrize("fault", ["500", "503", "drop", "malformed"])
+async def test_model_faults_are_reported_once_and_the_server_recovers(mock, fault):
+    async with kestrel(mock_options(mock, maxRetries=0)) as client:
+        await asyncio.sleep(0.2)
+        mock.configure(fault=fault, fault_count=-1, fault_after=2, text="first_token second third fourth\n")
+        open_doc(client, URI, "x = \n")
+        for i in range(3):
+            change_doc(client, URI, f"x{i} = \n", i + 2)
+            await complete(client, URI, 0, 5)
+        await asyncio.sleep(0.1)
+        errors = [m for m in client.messages if m.type == types.MessageType.Error]
+        assert len(errors) == 1, [m.message for m in errors]  # once, not a flood
+        assert "Kestrel:" in errors[0].message
+        assert any(ev["state"] in ("error", "offline") for ev in client.status_events)
+        await still_serves(client, mock)
+        assert client.status_events[-1]["state"] in ("ready", "busy")
+
+
+async def test_rate_limit_says_when_to_retry(mock):
+    async with kestrel(mock_options(mock, maxRetries=0)) as client:
+        mock.configure(fault="429", fault_count=1, retry_after=7)
+        open_doc(client, URI, "x = \n")
+        assert await complete(client, URI, 0, 4) is None
+        await asyncio.sleep(0.1)
+        assert any("rate limit" in m.message and "7" in m.message for m in client.messages)
+        await still_serves(client, mock)
+
+
+async def test_stalled_model_hits_the_deadline(mock):
+    async with kestrel(mock_options(mock, maxRetries=0, requestTimeout=1.0)) as client:
+        mock.configure(fault="stall", fault_count=1, fault_after=1, text="a b c d e f\n")
+        open_doc(client, URI, "x = \n")
+        assert await asyncio.wait_for(complete(client, URI, 0, 4), 10) in (None, "a")
+        await still_serves(client, mock)
+
+
+async def test_model_down_is_offline_not_a_crash():
+    opts = {"kestrel": {"provider": "chat", "baseUrl": "http://127.0.0.1:9/v1", "model": "m", "maxRetries": 0}}
+    async with kestrel(opts) as client:
+        open_doc(client, URI, "x = \n")
+        assert await complete(client, URI, 0, 4) is None
+        await asyncio.sleep(0.1)
+        assert any(ev["state"] == "offline" for ev in client.status_events)
+        assert any("cannot reach the model server" in m.message for m in client.messages)
+
+
+async def test_websocket_refused_falls_back_to_http_once(mock):
+    mock.configure(fault="refuse_ws", fault_count=-1, text="fallback()\n")
+    async with kestrel(mock_options(mock, "responses-ws")) as client:
+        open_doc(client, URI, "x = \n")
+        assert await complete(client, URI, 0, 4) == "fallback()"
+        change_doc(client, URI, "y = \n", 2)
+        assert await complete(client, URI, 0, 4) == "fallback()"
+        stats = mock.stats()
+        assert stats["requests"].get("/v1/responses") == 2
+        assert stats.get("ws_refused", 1) <= 1  # tried once, remembered for the session
+
+
+async def test_bad_positions_unicode_and_huge_documents(mock):
+    mock.configure(text="pass\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, "s = '😀😀'\n")
+        for line, char in [(0, 999), (50, 0), (0, 6), (0, 5)]:  # past line, past file, inside a surrogate pair
+            await complete(client, URI, line, char)
+        big = "x = 1\n" * 1_800_000  # ~10 MB
+        open_doc(client, "file:///work/big.py", big)
+        assert await complete(client, "file:///work/big.py", 1_000_000, 5) in (None, "pass")
+        open_doc(client, "file:///work/bin.dat", "\x00\x01\x02\xff" * 1000, language="plaintext")
+        await complete(client, "file:///work/bin.dat", 0, 10)
+        assert await client.protocol.send_request_async("kestrel/getStatus", {}) is not None
+        await still_serves(client, mock)
+
+
+async def test_unknown_method_and_malformed_params_get_errors(mock):
+    async with kestrel(mock_options(mock)) as client:
+        with pytest.raises(Exception) as unknown:
+            await client.protocol.send_request_async("kestrel/noSuchMethod", {})
+        assert "noSuchMethod" in str(unknown.value) or "not found" in str(unknown.value).lower()
+        open_doc(client, URI, "x = \n")
+        assert await complete(client, "file:///never/opened.py", 0, 0) is None
+        await still_serves(client, mock)
+
+
+async def test_secret_files_never_reach_the_model(mock):
+    mock.configure(text="leak\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, "file:///work/.env", "OPENAI_API_KEY=sk-canary-do-not-send-000\n", language="dotenv")
+        open_doc(client, URI, "import os\nkey = os.environ[\n")
+        assert await complete(client, "file:///work/.env", 0, 5) is None
+        await complete(client, URI, 1, 17)
+        assert "sk-canary" not in json.dumps(mock.stats()["request_log"])
+
+
+def _frame(obj) -> bytes:
+    body = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_malformed_json_rpc_on_stdin_does_not_kill_the_server():
+    bad_position = {"textDocument": {"uri": "file:///x.py"}, "position": {"line": -1, "character": "a"}, "context": {"triggerKind": 1}}
+    payload = b"".join([
+        _frame(b"{oops"),
+        _frame(b"[]"),
+        _frame({"jsonrpc": "2.0", "id": 1, "x": 1}),
+        _frame({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": {}}}),
+        _frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        _frame({"jsonrpc": "2.0", "id": 3, "method": "textDocument/inlineCompletion", "params": {"textDocument": 5}}),
+        _frame({"jsonrpc": "2.0", "id": 4, "method": "textDocument/inlineCompletion", "params": bad_position}),
+        _frame({"jsonrpc": "2.0", "id": 5, "method": "kestrel/getStatus", "params": {}}),
+        _frame({"jsonrpc": "2.0", "id": 6, "method": "shutdown"}),
+        _frame({"jsonrpc": "2.0", "method": "exit"}),
+    ])
+    proc = subprocess.run(SERVER_CMD, input=payload, capture_output=True, timeout=60, env=clean_env())
+    replies = {}
+    for chunk in proc.stdout.split(b"Content-Length:")[1:]:
+        msg = json.loads(chunk.split(b"\r\n\r\n", 1)[1])
+        if "id" in msg:
+            replies[msg["id"]] = msg
+    assert "capabilities" in replies[2]["result"]  # still answered initialize after the garbage
+    assert replies[3]["error"]["code"] in (-32602, -32603) and replies[4]["error"]
+    assert "state" in replies[5]["result"]
+    assert replies[6].get("result", "missing") is None
+
+
+@pytest.fixture
+async def fuzz_client(mock):
+    mock.configure(text="x\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, "")
+        yield client
+
+
+_versions = iter(range(2, 10**9))
+text_st = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=text_st, line=st.integers(0, 40), character=st.integers(0, 500))
+async def test_fuzz_inline_completion_params(fuzz_client, text, line, character):
+    """Random documents and positions through one server: an answer or an LSP error, never death."""
+    change_doc(fuzz_client, URI, text, next(_versions))
+    params = inline_params(URI, line, character)
+    try:
+        await asyncio.wait_for(
+            fuzz_client.protocol.send_request_async(types.TEXT_DOCUMENT_INLINE_COMPLETION, params), 10
+        )
+    except asyncio.TimeoutError:
+        raise AssertionError("the server did not answer")
+    assert await fuzz_client.protocol.send_request_async("kestrel/getStatus", {}) is not None

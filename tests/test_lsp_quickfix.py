@@ -1,0 +1,78 @@
+"""Quick fixes: listing is free, the model runs only on pick, the edit is minimal."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+
+from conftest import change_doc, kestrel, mock_options, open_doc
+
+URI = "file:///work/fixme.py"
+SOURCE = "import os\n\n\ndef greet(name):\n    pritn('hello', name)\n    return name\n"
+
+
+def diagnostic() -> types.Diagnostic:
+    return types.Diagnostic(
+        range=types.Range(start=types.Position(line=4, character=4), end=types.Position(line=4, character=9)),
+        message="undefined name 'pritn'", source="pyflakes", severity=types.DiagnosticSeverity.Error,
+    )
+
+
+def action_params() -> types.CodeActionParams:
+    d = diagnostic()
+    return types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
+        context=types.CodeActionContext(diagnostics=[d]),
+    )
+
+
+async def test_listing_costs_nothing_and_resolve_returns_a_minimal_edit(mock):
+    mock.configure(text="```python\n    print('hello', name)\n```\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        await asyncio.sleep(0.2)
+        before = dict(mock.stats()["requests"])
+        actions = await client.text_document_code_action_async(action_params())
+        titles = [a.title for a in actions]
+        assert titles == ["Fix with Kestrel: undefined name 'pritn'", "Explain with Kestrel"]
+        assert mock.stats()["requests"] == before  # no model call to list actions
+        fix = actions[0]
+        assert fix.edit is None and fix.command is None  # resolved lazily (VS Code supports resolve)
+        resolved = await client.code_action_resolve_async(fix)
+        edit = resolved.edit.document_changes[0]
+        assert edit.text_document.version == 1
+        (text_edit,) = edit.edits
+        r = text_edit.range
+        assert r.start.line == r.end.line == 4 and 4 <= r.start.character <= r.end.character <= 9  # only inside "pritn"
+        lines = SOURCE.split("\n")
+        line = lines[4]
+        lines[4] = line[: r.start.character] + text_edit.new_text + line[r.end.character :]
+        assert "\n".join(lines) == SOURCE.replace("pritn", "print")
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+
+
+async def test_fix_is_refused_when_the_document_changed(mock):
+    mock.configure(text="    print('hello', name)\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        actions = await client.text_document_code_action_async(action_params())
+        change_doc(client, URI, "# edited above\n" + SOURCE, 2)
+        resolved = await client.code_action_resolve_async(actions[0])
+        assert resolved.edit is None  # never applied to the wrong lines
+        await asyncio.sleep(0.1)
+        assert any("changed" in m.message for m in client.messages)
+
+
+async def test_explain_answers_through_show_message(mock):
+    mock.configure(text="`pritn` is a typo for `print`.")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        actions = await client.text_document_code_action_async(action_params())
+        explain = actions[1]
+        answer = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=explain.command.command, arguments=explain.command.arguments)
+        )
+        assert answer == "`pritn` is a typo for `print`."
+        await asyncio.sleep(0.1)
+        assert any("typo" in m.message for m in client.messages)

@@ -172,3 +172,57 @@ async def test_fuzz_inline_completion_params(fuzz_client, text, line, character)
     except asyncio.TimeoutError:
         raise AssertionError("the server did not answer")
     assert await fuzz_client.protocol.send_request_async("kestrel/getStatus", {}) is not None
+
+
+async def test_websocket_dropped_mid_stream_reconnects_on_the_next_request(mock):
+    async with kestrel(mock_options(mock, "responses-ws", maxRetries=0)) as client:
+        open_doc(client, URI, "x = \n")
+        for _ in range(100):  # socket open + generate:false prewarm done
+            if mock.stats()["requests"].get("ws_create"):
+                break
+            await asyncio.sleep(0.05)
+        mock.configure(fault="drop", fault_count=1, fault_after=2, text="first_token second third fourth\n")
+        await complete(client, URI, 0, 4)
+        await asyncio.sleep(0.1)
+        assert any("dropped" in m.message or "closed" in m.message for m in client.messages)
+        await still_serves(client, mock)
+        assert mock.stats()["ws_connections"] == 2
+
+
+async def test_websocket_rotates_before_its_lifetime_ends(mock):
+    mock.configure(text="rotated()\n")
+    async with kestrel(mock_options(mock, "responses-ws", wsRotateSeconds=0.2)) as client:
+        open_doc(client, URI, "x = \n")
+        assert await complete(client, URI, 0, 4) == "rotated()"
+        await asyncio.sleep(0.3)
+        change_doc(client, URI, "y = \n", 2)
+        assert await complete(client, URI, 0, 4) == "rotated()"
+        assert mock.stats()["ws_connections"] >= 2
+
+
+async def test_tcp_mode_serves_lsp(mock):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = await asyncio.create_subprocess_exec(*SERVER_CMD, "--tcp", f"127.0.0.1:{port}", env=clean_env(),
+                                                stderr=asyncio.subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}).encode()
+        writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        await writer.drain()
+        data = b""
+        while b"capabilities" not in data:
+            data += await asyncio.wait_for(reader.read(65536), 10)
+        assert b"inlineCompletionProvider" in data
+        writer.close()
+    finally:
+        proc.terminate()
+        await proc.wait()

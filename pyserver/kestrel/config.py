@@ -107,6 +107,7 @@ _CAMEL = {
     "disabledLanguages": "disabled_languages",
     "excludeGlobs": "exclude_globs",
     "adoptGraceMs": "adopt_grace_ms",
+    "wsRotateSeconds": "ws_rotate_s",
 }
 
 

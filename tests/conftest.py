@@ -22,6 +22,18 @@ def mock():
         yield server
 
 
+async def wait_for(predicate, timeout: float = 15.0, what: str = "condition") -> None:
+    """Poll until `predicate()` is true: tests wait on observable state, never on sleeps."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """The server's environment with no model settings from the developer's shell."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KESTREL_", "OPENAI_"))}

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 
-from conftest import SERVER_CMD, change_doc, clean_env, complete, inline_params, kestrel, mock_options, open_doc
+from conftest import SERVER_CMD, change_doc, clean_env, complete, inline_params, kestrel, mock_options, open_doc, wait_for
 
 URI = "file:///work/faults.py"
 
@@ -26,13 +26,12 @@ async def still_serves(client, mock) -> None:
 @pytest.mark.parametrize("fault", ["500", "503", "drop", "malformed"])
 async def test_model_faults_are_reported_once_and_the_server_recovers(mock, fault):
     async with kestrel(mock_options(mock, maxRetries=0)) as client:
-        await asyncio.sleep(0.2)
         mock.configure(fault=fault, fault_count=-1, fault_after=2, text="first_token second third fourth\n")
         open_doc(client, URI, "x = \n")
         for i in range(3):
             change_doc(client, URI, f"x{i} = \n", i + 2)
             await complete(client, URI, 0, 5)
-        await asyncio.sleep(0.1)
+        await wait_for(lambda: client.messages, what="an error message")
         errors = [m for m in client.messages if m.type == types.MessageType.Error]
         assert len(errors) == 1, [m.message for m in errors]  # once, not a flood
         assert "Kestrel:" in errors[0].message
@@ -46,8 +45,7 @@ async def test_rate_limit_says_when_to_retry(mock):
         mock.configure(fault="429", fault_count=1, retry_after=7)
         open_doc(client, URI, "x = \n")
         assert await complete(client, URI, 0, 4) is None
-        await asyncio.sleep(0.1)
-        assert any("rate limit" in m.message and "7" in m.message for m in client.messages)
+        await wait_for(lambda: any("rate limit" in m.message and "7" in m.message for m in client.messages), what="the 429 message")
         await still_serves(client, mock)
 
 
@@ -64,9 +62,8 @@ async def test_model_down_is_offline_not_a_crash():
     async with kestrel(opts) as client:
         open_doc(client, URI, "x = \n")
         assert await complete(client, URI, 0, 4) is None
-        await asyncio.sleep(0.1)
+        await wait_for(lambda: any("cannot reach the model server" in m.message for m in client.messages), what="the message")
         assert any(ev["state"] == "offline" for ev in client.status_events)
-        assert any("cannot reach the model server" in m.message for m in client.messages)
 
 
 async def test_websocket_refused_falls_back_to_http_once(mock):
@@ -177,14 +174,10 @@ async def test_fuzz_inline_completion_params(fuzz_client, text, line, character)
 async def test_websocket_dropped_mid_stream_reconnects_on_the_next_request(mock):
     async with kestrel(mock_options(mock, "responses-ws", maxRetries=0)) as client:
         open_doc(client, URI, "x = \n")
-        for _ in range(100):  # socket open + generate:false prewarm done
-            if mock.stats()["requests"].get("ws_create"):
-                break
-            await asyncio.sleep(0.05)
+        await wait_for(lambda: mock.stats()["requests"].get("ws_create"), what="the generate:false prewarm")
         mock.configure(fault="drop", fault_count=1, fault_after=2, text="first_token second third fourth\n")
         await complete(client, URI, 0, 4)
-        await asyncio.sleep(0.1)
-        assert any("dropped" in m.message or "closed" in m.message for m in client.messages)
+        await wait_for(lambda: any("dropped" in m.message or "closed" in m.message for m in client.messages), what="the message")
         await still_serves(client, mock)
         assert mock.stats()["ws_connections"] == 2
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from lsprotocol import types
 
-from conftest import change_doc, clean_env, complete, inline_params, kestrel, mock_options, open_doc
+from conftest import change_doc, clean_env, complete, inline_params, kestrel, mock_options, open_doc, wait_for
 
 URI = "file:///work/sample.py"
 SOURCE = "import math\n\n\ndef fibonacci(n):\n    \n"
@@ -28,8 +28,7 @@ async def test_inline_completion_every_provider(mock, provider):
             assert body["prompt"].endswith("<|fim_prefix|>" + "" + SOURCE[: SOURCE.index("    \n") + 4] + "<|fim_suffix|>\n<|fim_middle|>") or "<|fim_middle|>" in body["prompt"]
         if provider == "responses-ws":
             assert stats["ws_connections"] == 1
-        await asyncio.sleep(0.1)
-        assert any(ev.get("ttftMs") is not None for ev in client.status_events)
+        await wait_for(lambda: any(ev.get("ttftMs") is not None for ev in client.status_events), what="a TTFT status")
 
 
 async def test_fim_prompt_uses_family_template_and_context(mock):
@@ -67,7 +66,7 @@ async def test_streaming_generation_is_adopted_by_the_next_keystroke(mock):
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, SOURCE)
         first = client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(URI, 4, 4), msg_id="first")
-        await asyncio.sleep(0.15)
+        await wait_for(lambda: mock.stats()["tokens_sent"] >= 1, what="the stream to start")
         change_doc(client, URI, SOURCE.replace("    \n", "    if\n"), 2)
         client.protocol.notify("$/cancelRequest", types.CancelParams(id="first"))
         with pytest.raises(Exception):
@@ -83,15 +82,12 @@ async def test_stale_request_is_cancelled_upstream_at_once(mock):
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, SOURCE)
         first = client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(URI, 4, 4), msg_id="stale")
-        await asyncio.sleep(0.2)
+        await wait_for(lambda: mock.stats()["tokens_sent"] >= 1, what="the stream to start")
         change_doc(client, URI, SOURCE.replace("    \n", "    zzz\n"), 2)  # diverges from the stream
         client.protocol.notify("$/cancelRequest", types.CancelParams(id="stale"))
         with pytest.raises(Exception):
             await first
-        for _ in range(50):
-            if mock.stats()["streams_cancelled"] == 1:
-                break
-            await asyncio.sleep(0.02)
+        await wait_for(lambda: mock.stats()["streams_cancelled"] == 1, 5, "the upstream stream to close")
         stats = mock.stats()
         assert stats["streams_cancelled"] == 1
         assert stats["tokens_sent"] < len(BODY.split())  # stopped early: no tokens wasted after cancel
@@ -103,13 +99,13 @@ async def test_cancel_keeps_the_http2_connection(mock):
     mock.configure(text=BODY + "\n", tps=20)
     async with kestrel(mock_options(mock, http2="on")) as client:
         open_doc(client, URI, SOURCE)
-        await asyncio.sleep(0.3)  # prewarm
+        await wait_for(lambda: mock.stats()["requests"].get("/v1/models"), what="prewarm")
         for i in range(3):
             client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(URI, 4, 4), msg_id=f"r{i}")
-            await asyncio.sleep(0.15)
+            await wait_for(lambda: mock.stats()["active_streams"] == 1, what="the stream to start")
             change_doc(client, URI, SOURCE.replace("    \n", f"    q{i}\n"), i + 2)
             client.protocol.notify("$/cancelRequest", types.CancelParams(id=f"r{i}"))
-            await asyncio.sleep(0.1)
+            await wait_for(lambda: mock.stats()["streams_cancelled"] == i + 1, what="the reset to reach the mock")
         change_doc(client, URI, SOURCE, 10)
         mock.configure(tps=0)
         assert await complete(client, URI, 4, 4) == BODY
@@ -134,7 +130,6 @@ async def test_configuration_change_switches_provider(mock):
         client.workspace_did_change_configuration(
             types.DidChangeConfigurationParams(settings={"kestrel": {"provider": "fim", "completion": {"maxLines": 2}}})
         )
-        await asyncio.sleep(0.3)
         change_doc(client, URI, "y = \n", 2)
         assert await complete(client, URI, 0, 4) == "1"
         assert mock.stats()["requests"].get("/v1/completions") == 1
@@ -144,6 +139,5 @@ async def test_unconfigured_server_answers_empty_and_says_why():
     async with kestrel({}) as client:
         open_doc(client, URI, "x = \n")
         assert await complete(client, URI, 0, 4) is None
-        await asyncio.sleep(0.1)
+        await wait_for(lambda: any("no model configured" in m.message for m in client.messages), what="the message")
         assert any(ev["state"] == "unconfigured" for ev in client.status_events)
-        assert any("no model configured" in m.message for m in client.messages)

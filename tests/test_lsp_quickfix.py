@@ -6,7 +6,7 @@ import asyncio
 
 from lsprotocol import types
 
-from conftest import change_doc, kestrel, mock_options, open_doc
+from conftest import change_doc, kestrel, mock_options, open_doc, wait_for
 
 URI = "file:///work/fixme.py"
 SOURCE = "import os\n\n\ndef greet(name):\n    pritn('hello', name)\n    return name\n"
@@ -59,8 +59,7 @@ async def test_fix_is_refused_when_the_document_changed(mock):
         change_doc(client, URI, "# edited above\n" + SOURCE, 2)
         resolved = await client.code_action_resolve_async(actions[0])
         assert resolved.edit is None  # never applied to the wrong lines
-        await asyncio.sleep(0.1)
-        assert any("changed" in m.message for m in client.messages)
+        await wait_for(lambda: any("changed" in m.message for m in client.messages), what="the message")
 
 
 async def test_explain_answers_through_show_message(mock):
@@ -76,5 +75,4 @@ async def test_explain_answers_through_show_message(mock):
             types.ExecuteCommandParams(command="kestrel.explain", arguments=[data])
         )
         assert answer == "`pritn` is a typo for `print`."
-        await asyncio.sleep(0.1)
-        assert any("typo" in m.message for m in client.messages)
+        await wait_for(lambda: any("typo" in m.message for m in client.messages), what="the answer")

@@ -45,6 +45,7 @@ class KestrelSession:
         self._ready = asyncio.Event()
         self._setup: asyncio.Task | None = None
         self._background: set[asyncio.Task] = set()
+        self._configuring = asyncio.Lock()
 
     # -- transport helpers -------------------------------------------------------------
     def _notify(self, method: str, params: Any) -> None:
@@ -57,7 +58,8 @@ class KestrelSession:
 
     # -- configuration -----------------------------------------------------------------
     def initialize(self, options: Any) -> None:
-        self._init_options = dict(options) if isinstance(options, dict) else {}
+        options = plain(options) if options is not None else {}
+        self._init_options = options if isinstance(options, dict) else {}
         key = (self._init_options.get("kestrel") or self._init_options).get("apiKey") if self._init_options else None
         if key:
             redact.register_secret(key)
@@ -67,13 +69,16 @@ class KestrelSession:
         self._setup = asyncio.get_running_loop().create_task(self._configure())
 
     def configuration_changed(self, settings: Any) -> None:
-        self._changed = dict(settings) if isinstance(settings, dict) else {}
+        self._changed = plain(settings) if settings is not None else {}
+        self._changed = self._changed if isinstance(self._changed, dict) else {}
+        self._ready.clear()  # requests arriving now wait (bounded) for the new settings
         self._spawn(self._configure())
 
     def set_api_key(self, key: str | None) -> None:
         self._api_key = key or None
         if key:
             redact.register_secret(key)
+        self._ready.clear()
         self._spawn(self._configure())
 
     def _spawn(self, coro: Any) -> None:
@@ -82,6 +87,10 @@ class KestrelSession:
         task.add_done_callback(self._background.discard)
 
     async def _configure(self) -> None:
+        async with self._configuring:  # changes apply in arrival order, one at a time
+            await self._configure_locked()
+
+    async def _configure_locked(self) -> None:
         try:
             new = load_settings(self._init_options, self._changed)
         except SettingsError as exc:

@@ -110,6 +110,7 @@ class HttpStreamer:
         self._replenishing: asyncio.Task | None = None
         self.last_http_version: str | None = None
         self.state = "idle"
+        self._closed = False
 
     @property
     def client(self) -> "AsyncOpenAI":
@@ -164,7 +165,7 @@ class HttpStreamer:
 
     def _after_abort(self) -> None:
         """An abandoned HTTP/1.1 stream took its connection with it: open a spare one now."""
-        if self.last_http_version == "HTTP/2" or self._client is None:
+        if self.last_http_version == "HTTP/2" or self._client is None or self._closed:
             return
         if self._replenishing is None or self._replenishing.done():
             try:
@@ -173,6 +174,7 @@ class HttpStreamer:
                 pass
 
     async def aclose(self) -> None:
+        self._closed = True
         if self._replenishing is not None:
             self._replenishing.cancel()
         if self._client is not None:

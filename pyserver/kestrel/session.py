@@ -239,7 +239,7 @@ class KestrelSession:
                 title=f"Fix with Kestrel: {short}", kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
                 data={**data, "action": "fix"},
             )
-            if not lazy_resolve:  # e.g. Neovim 0.7: run the fix as a command when picked
+            if not lazy_resolve:  # clients without resolve support run the fix as a command when picked
                 fix.command = types.Command(title=fix.title, command="kestrel.fix", arguments=[{**data, "action": "fix"}])
             explain = types.CodeAction(
                 title="Explain with Kestrel", kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
@@ -279,8 +279,8 @@ class KestrelSession:
 
     async def resolve_code_action(self, action: types.CodeAction) -> types.CodeAction:
         data = plain(action.data)
-        if not isinstance(data, dict) or data.get("action") != "fix":
-            return action
+        if not isinstance(data, dict) or data.get("action") != "fix" or not self._supports_resolve():
+            return action  # (without resolve support the action's command does the work: never twice)
         try:
             action.edit = await self._fix_edit(data)
         except ProviderError as exc:

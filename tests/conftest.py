@@ -37,6 +37,7 @@ async def wait_for(predicate, timeout: float = 15.0, what: str = "condition") ->
 def clean_env(**extra: str) -> dict[str, str]:
     """The server's environment with no model settings from the developer's shell."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KESTREL_", "OPENAI_"))}
+    env["KESTREL_LOCAL"] = "0"  # tests opt in to the embedded model explicitly
     env.update(extra)
     return env
 

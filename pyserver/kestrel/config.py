@@ -61,6 +61,20 @@ class CompletionSettings:
 
 
 @dataclass(frozen=True)
+class LocalSettings:
+    """The embedded local model (used when no provider is configured)."""
+
+    enabled: bool = True
+    model_path: str | None = None
+    context: int = 2048  # llama.cpp n_ctx
+    threads: int | None = None
+    # CPU-sized prompt windows: the first token must arrive fast on 2 cores.
+    prefix_tokens: int = 384
+    suffix_tokens: int = 96
+    max_tokens: int = 48
+
+
+@dataclass(frozen=True)
 class Settings:
     provider: ProviderKind | None = None  # None: nothing configured
     preset: str | None = None
@@ -74,6 +88,7 @@ class Settings:
     max_retries: int = 2
     ws_rotate_s: float = 55 * 60  # Responses WS sockets live 60 min: rotate before
     completion: CompletionSettings = field(default_factory=CompletionSettings)
+    local: LocalSettings = field(default_factory=LocalSettings)
 
     @property
     def configured(self) -> bool:
@@ -108,7 +123,10 @@ _CAMEL = {
     "excludeGlobs": "exclude_globs",
     "adoptGraceMs": "adopt_grace_ms",
     "wsRotateSeconds": "ws_rotate_s",
+    "modelPath": "model_path",
 }
+
+_NESTED = {"completion": CompletionSettings, "local": LocalSettings}
 
 
 def _snake(key: str) -> str:
@@ -131,6 +149,10 @@ def env_overrides(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         out["http2"] = env["KESTREL_HTTP2"]
     if env.get("KESTREL_FIM_TEMPLATE"):
         out["fim_template"] = env["KESTREL_FIM_TEMPLATE"]
+    if env.get("KESTREL_MODEL_PATH"):
+        out["local"] = {"model_path": env["KESTREL_MODEL_PATH"]}
+    if env.get("KESTREL_LOCAL", "").lower() in ("0", "off", "false", "no"):
+        out.setdefault("local", {})["enabled"] = False
     return out
 
 
@@ -142,8 +164,8 @@ def _flatten(options: Mapping[str, Any] | None) -> dict[str, Any]:
         options = options["kestrel"]
     out: dict[str, Any] = {}
     for key, value in options.items():
-        if key == "completion" and isinstance(value, Mapping):
-            out["completion"] = {_snake(k): v for k, v in value.items()}
+        if key in _NESTED and isinstance(value, Mapping):
+            out[key] = {_snake(k): v for k, v in value.items() if v is not None}
         elif value is not None and value != "":
             out[_snake(key)] = value
     return out
@@ -151,20 +173,22 @@ def _flatten(options: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def _apply(base: Settings, raw: Mapping[str, Any]) -> Settings:
     raw = dict(raw)
-    completion = base.completion
-    if "completion" in raw:
-        comp_raw = raw.pop("completion")
-        valid = {f.name for f in dataclasses.fields(CompletionSettings)}
-        unknown = set(comp_raw) - valid
+    nested: dict[str, Any] = {}
+    for name, cls in _NESTED.items():
+        section = raw.pop(name, None)
+        if not section:
+            continue
+        valid = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(section) - valid
         if unknown:
-            raise SettingsError(f"unknown completion setting(s): {', '.join(sorted(unknown))}")
+            raise SettingsError(f"unknown {name} setting(s): {', '.join(sorted(unknown))}")
         for key in ("disabled_languages", "exclude_globs"):
-            if key in comp_raw:
-                comp_raw[key] = tuple(comp_raw[key])
-        completion = dataclasses.replace(completion, **comp_raw)
+            if key in section:
+                section[key] = tuple(section[key])
+        nested[name] = dataclasses.replace(getattr(base, name), **section)
     valid = {f.name for f in dataclasses.fields(Settings)}
     known = {k: v for k, v in raw.items() if k in valid}
-    return dataclasses.replace(base, completion=completion, **known)
+    return dataclasses.replace(base, **nested, **known)
 
 
 def _resolve_preset(s: Settings, environ: Mapping[str, str]) -> Settings:

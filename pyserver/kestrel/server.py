@@ -100,6 +100,14 @@ def create_server() -> KestrelLanguageServer:
     async def explain(ls: KestrelLanguageServer, data: Any) -> str | None:
         return await ls.session.explain(data)
 
+    @server.feature("kestrel/chat")
+    async def chat(ls: KestrelLanguageServer, params: Any) -> dict:
+        return await ls.session.chat_turn(params)
+
+    @server.feature("kestrel/stopChat")
+    def stop_chat(ls: KestrelLanguageServer, params: Any) -> bool:
+        return ls.session.stop_chat(params)
+
     @server.feature("kestrel/setApiKey")
     def set_api_key(ls: KestrelLanguageServer, params: Any) -> None:
         ls.session.set_api_key(getattr(params, "apiKey", None) or getattr(params, "api_key", None))

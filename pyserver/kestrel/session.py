@@ -7,13 +7,16 @@ replace on configuration change) and translates between LSP types and the engine
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from . import redact
+from .chat.engine import ChatEngine
 from .completion.engine import CompletionInput, InlineCompletionEngine
 from .config import Settings, SettingsError, load_settings
 from .context.exclusion import is_excluded, uri_to_path
@@ -35,9 +38,12 @@ class KestrelSession:
         self.server = server
         self.status = StatusReporter(self._notify, self._show_message)
         self.settings = Settings()
+        self.effective = self.settings  # what the provider runs with (the local model fills in gaps)
         self.engine = InlineCompletionEngine(self.settings.completion, self.status)
         self.neighbors = NeighborIndex()
+        self.chat = ChatEngine(self._notify)
         self.provider: Provider | None = None
+        self.local = None  # LocalModelServer when the embedded model runs
         self._init_options: dict[str, Any] = {}
         self._changed: dict[str, Any] = {}
         self._api_key: str | None = None
@@ -105,19 +111,43 @@ class KestrelSession:
             if secret:
                 redact.register_secret(secret)
         old, self.settings = self.settings, new
-        self.engine.settings = new.completion
-        transport_changed = (old.provider, old.base_url, old.model, old.api_key, old.http2, old.fim_template) != (
-            new.provider, new.base_url, new.model, new.api_key, new.http2, new.fim_template
+        transport_changed = (old.provider, old.base_url, old.model, old.api_key, old.http2, old.fim_template, old.local) != (
+            new.provider, new.base_url, new.model, new.api_key, new.http2, new.fim_template, new.local
         ) or self.provider is None
         if transport_changed:
             await self._replace_provider(new)
+        else:
+            self.engine.settings = self._completion_settings(new)
         self._ready.set()
+
+    def _completion_settings(self, settings: Settings):
+        if self.local is None:
+            return settings.completion
+        # CPU-sized windows for the embedded model, unless the user asked for smaller.
+        c, loc = settings.completion, settings.local
+        return dataclasses.replace(
+            c, prefix_tokens=min(c.prefix_tokens, loc.prefix_tokens), suffix_tokens=min(c.suffix_tokens, loc.suffix_tokens),
+            max_tokens=min(c.max_tokens, loc.max_tokens), context_tokens=min(c.context_tokens, 200),
+        )
 
     async def _replace_provider(self, settings: Settings) -> None:
         previous, self.provider = self.provider, None
         self.engine.set_provider(None)
         if previous is not None:
             self._spawn(previous.aclose())
+        if self.local is not None and (settings.configured or not settings.local.enabled or
+                                       settings.local != self.effective.local):
+            await self.local.stop()
+            self.local = None
+        if not settings.configured and settings.local.enabled:
+            from .local.models import runtime_available
+
+            if runtime_available():
+                settings = await self._start_local(settings)
+                if settings is None:
+                    return
+        self.effective = settings
+        self.engine.settings = self._completion_settings(settings)
         if not settings.configured:
             self.status.unconfigured(
                 "Kestrel: no model configured. Set kestrel.provider (or KESTREL_PROVIDER / OPENAI_API_KEY), "
@@ -137,6 +167,43 @@ class KestrelSession:
         await provider.prewarm()
         self.status.connection_changed(provider.connection_state)
         log.info("provider ready: %s (%s)", settings.describe(), provider.connection_state)
+
+    async def _start_local(self, settings: Settings) -> Settings | None:
+        """Start the embedded model (llama.cpp child process) and return settings that use it."""
+        from .local.models import ModelNotFound, resolve_model
+        from .local.runtime import LocalModelServer, LocalRuntimeError
+
+        progress = WorkDoneProgress(self.server, "Kestrel: starting the local model")
+        await progress.begin()
+        loop = asyncio.get_running_loop()
+
+        def report(message: str, percent: int | None) -> None:  # called from the resolver thread
+            loop.call_soon_threadsafe(progress.report, message, percent)
+
+        try:
+            model = await asyncio.to_thread(resolve_model, settings.local.model_path, report)
+            progress.report(f"loading {model.path.name}", None)
+            if self.local is None:
+                self.local = LocalModelServer(
+                    model, n_ctx=settings.local.context, threads=settings.local.threads, on_event=self._local_event
+                )
+                await self.local.start()
+        except (ModelNotFound, LocalRuntimeError) as exc:
+            self.local = None
+            self.status.unconfigured(f"Kestrel: the local model is unavailable: {exc}")
+            return None
+        finally:
+            progress.end()
+        log.info("local model %s (%s) at %s", self.local.model.name, self.local.model.source, self.local.base_url)
+        return dataclasses.replace(
+            settings, provider="fim", preset="local", base_url=self.local.base_url, model=self.local.model.name,
+            api_key=None, http2="off", max_retries=0,
+        )
+
+    def _local_event(self, message: str) -> None:
+        log.warning("local model: %s", message)
+        if message != "restarted":
+            self.status.error_once("local", f"Kestrel: {message}")
 
     async def wait_ready(self, timeout: float = 10.0) -> None:
         if not self._ready.is_set():
@@ -318,11 +385,32 @@ class KestrelSession:
         self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=answer))
         return answer
 
+    # -- chat ----------------------------------------------------------------------------
+    async def chat_turn(self, params: Any) -> dict:
+        data = plain(params) or {}
+        await self.wait_ready(timeout=180 if self.local is not None or self.settings.local.enabled else 10)
+        turn_id = str(data.get("id") or f"turn-{time.monotonic_ns()}")
+        messages = data.get("messages") or [{"role": "user", "content": str(data.get("prompt", ""))}]
+        if self.provider is None:
+            return {"id": turn_id, "text": "", "error": self.status.message or "no model is configured"}
+        self.status.generation_started()
+        result = await self.chat.turn(self.provider, turn_id, messages)
+        self.status.busy = max(self.status.busy - 1, 0)
+        self.status.publish()
+        return result
+
+    def stop_chat(self, params: Any) -> bool:
+        data = plain(params) or {}
+        return self.chat.stop(str(data.get("id", "")))
+
     async def shutdown(self) -> None:
         await self.engine.aclose()
         if self.provider is not None:
             await self.provider.aclose()
             self.provider = None
+        if self.local is not None:
+            await self.local.stop()
+            self.local = None
 
 
 def plain(value: Any) -> Any:
@@ -332,3 +420,33 @@ def plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     return value
+
+
+class WorkDoneProgress:
+    """`$/progress` for a long server-side task, when the client supports it."""
+
+    def __init__(self, server: Any, title: str) -> None:
+        self.server = server
+        self.title = title
+        self.token = f"kestrel-{uuid.uuid4().hex[:8]}"
+        self.active = False
+
+    async def begin(self) -> None:
+        window = self.server.client_capabilities.window
+        if not (window and window.work_done_progress):
+            return
+        try:
+            await asyncio.wait_for(self.server.work_done_progress.create_async(self.token), 5)
+        except Exception:
+            return
+        self.server.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title=self.title, cancellable=False))
+        self.active = True
+
+    def report(self, message: str, percent: int | None = None) -> None:
+        if self.active:
+            self.server.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message, percentage=percent))
+
+    def end(self) -> None:
+        if self.active:
+            self.active = False
+            self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd())

@@ -21,9 +21,12 @@ class FimTemplate:
     stop: tuple[str, ...]
     file_sep: str | None = None  # repo-level context separator, when the family has one
     suffix_first: bool = False  # Codestral/Mistral put the suffix before the prefix
+    prefix_only: bool = False  # models without FIM tokens: plain continuation of the prefix
 
     def render(self, prompt: CompletionPrompt) -> str:
         context = render_context(prompt, self.file_sep)
+        if self.prefix_only:
+            return f"{context}{prompt.prefix}"
         if self.suffix_first:
             return f"{context}{self.begin}{prompt.suffix}{self.hole}{prompt.prefix}{self.end}"
         return f"{context}{self.begin}{prompt.prefix}{self.hole}{prompt.suffix}{self.end}"
@@ -46,6 +49,7 @@ FIM_TEMPLATES: dict[str, FimTemplate] = {
     ),
     "codellama": FimTemplate("codellama", "<PRE> ", " <SUF>", " <MID>", ("<EOT>", "<PRE>", "<SUF>")),
     "codestral": FimTemplate("codestral", "[SUFFIX]", "[PREFIX]", "", ("</s>", "[PREFIX]", "[SUFFIX]"), suffix_first=True),
+    "plain": FimTemplate("plain", "", "", "", ("<|endoftext|>", "<|im_end|>", "</s>", "\n\n\n"), prefix_only=True),
 }
 
 
@@ -60,6 +64,7 @@ def fim_template_for(model: str, setting: str = "auto") -> FimTemplate:
     for needle, key in (
         ("qwen", "qwen"), ("starcoder", "starcoder"), ("starchat", "starcoder"), ("deepseek", "deepseek"),
         ("codellama", "codellama"), ("code-llama", "codellama"), ("codestral", "codestral"), ("mistral", "codestral"),
+        ("smollm", "plain"), ("llama-3", "plain"), ("phi-", "plain"),
     ):
         if needle in name:
             return FIM_TEMPLATES[key]

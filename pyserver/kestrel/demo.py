@@ -19,9 +19,8 @@ from lsprotocol import types
 SAMPLE = '''import math
 
 
-def circle_area(radius: float) -> float:
-    """Area of a circle."""
-    '''
+def circle_area(radius):
+    return '''
 SAMPLE_URI = "file:///demo/geometry.py"
 
 
@@ -39,7 +38,7 @@ async def run() -> int:
     else:
         from .testing.mock_model import MockModelServer
 
-        mock = MockModelServer(text="return math.pi * radius ** 2\n", ttft_ms=20, tps=1000).__enter__()
+        mock = MockModelServer(text="math.pi * radius ** 2\n", ttft_ms=20, tps=1000).__enter__()
         init = {"kestrel": {"provider": "chat", "baseUrl": mock.base_url, "model": "mock-model"}}
         print(f"model:  Kestrel mock model at {mock.base_url} (install the local runtime: pip install '.[local]')")
 

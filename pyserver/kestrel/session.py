@@ -197,12 +197,22 @@ class KestrelSession:
         log.info("local model %s (%s) at %s", self.local.model.name, self.local.model.source, self.local.base_url)
         return dataclasses.replace(
             settings, provider="fim", preset="local", base_url=self.local.base_url, model=self.local.model.name,
-            api_key=None, http2="off", max_retries=0,
+            api_key=None, http2="off", max_retries=1,  # one retry absorbs a pooled socket to a restarted child
         )
 
     def _local_event(self, message: str) -> None:
+        """Lifecycle of the llama.cpp child: requests wait (bounded) while it restarts."""
         log.warning("local model: %s", message)
-        if message != "restarted":
+        if message == "restarted":
+            self.status.succeeded()
+            self.status.publish()
+            self._ready.set()
+        elif "restarting" in message:
+            self._ready.clear()
+            self.status.state, self.status.message = "offline", f"Kestrel: {message}"
+            self.status.publish()
+        else:  # gave up: let requests fail fast with the reason
+            self._ready.set()
             self.status.error_once("local", f"Kestrel: {message}")
 
     async def wait_ready(self, timeout: float = 10.0) -> None:

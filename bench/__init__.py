@@ -1,0 +1,1 @@
+"""Kestrel benchmark suite: `python -m bench.run [--quick] [--only NAME,...]` (see bench/run.py)."""

@@ -1,0 +1,47 @@
+"""The benchmark suite runs end to end and writes well-formed results (no timing thresholds)."""
+
+from __future__ import annotations
+
+import json
+import numbers
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _num(x: object) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def test_bench_quick_smoke(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--quick", "--only", "cold_start,inline_added", "--out", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert (tmp_path / "RESULTS.md").read_text().startswith("# Kestrel benchmark results")
+
+    assert {"machine", "config", "results", "checks", "wall_seconds"} <= doc.keys()
+    for key in ("cpu_model", "cpu_count", "ram_gb", "python", "openai", "pygls", "date"):
+        assert key in doc["machine"]
+    assert set(doc["results"]) == {"cold_start", "inline_added"}
+
+    inline = doc["results"]["inline_added"]
+    assert {"chat", "fim", "responses", "responses-ws"} <= inline.keys()
+    for kind, r in inline.items():
+        assert "error" not in r, (kind, r)
+        for series in ("lsp_ms", "sdk_ms", "added_ms", "noise_ms", "lsp_rtt_ms"):
+            assert r[series]["n"] == doc["config"]["inline_samples"], (kind, series)
+            assert _num(r[series]["p50"]) and _num(r[series]["p95"]), (kind, series, r[series])
+        assert _num(r["ratio_p50"]) and _num(r["ratio_p95"])
+        assert r["wrong_results_lsp"] == 0 and r["wrong_results_sdk"] == 0, (kind, r)
+
+    cold = doc["results"]["cold_start"]
+    for series in ("spawn_to_initialize_ms", "spawn_to_first_completion_ms"):
+        assert cold[series]["n"] == doc["config"]["cold_runs"]
+        assert _num(cold[series]["p50"]) and _num(cold[series]["p95"])
+
+    assert all(isinstance(c["pass"], bool) and c["name"] and "target" in c for c in doc["checks"])

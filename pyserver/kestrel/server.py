@@ -34,6 +34,19 @@ class KestrelProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
+        """pygls 2.1.1 files a Future under a fresh id for every notification handled by a
+        generator (didOpen/didChange/...) and never removes it: ~1.6 KB leaked per keystroke
+        (measured in bench `rss_mb`). Drop the entry once the notification is handled."""
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        if callback == self._check_handler_result:
+            future = self._request_futures.get(msg_id)
+            if future is not None:
+                if future.done():
+                    self._request_futures.pop(msg_id, None)
+                else:
+                    future.add_done_callback(lambda _: self._request_futures.pop(msg_id, None))
+
 
 class KestrelLanguageServer(LanguageServer):
     def __init__(self) -> None:

@@ -104,12 +104,8 @@ class KestrelSession:
             self._ready.set()
             return
         if self._api_key:
-            import dataclasses
-
             new = dataclasses.replace(new, api_key=self._api_key)
-        for secret in (new.api_key,):
-            if secret:
-                redact.register_secret(secret)
+        redact.register_secret(new.api_key)
         old, self.settings = self.settings, new
         transport_changed = (old.provider, old.base_url, old.model, old.api_key, old.http2, old.fim_template, old.local) != (
             new.provider, new.base_url, new.model, new.api_key, new.http2, new.fim_template, new.local
@@ -156,6 +152,9 @@ class KestrelSession:
             return
         from .providers import create_provider
 
+        # Importing the SDK takes ~0.5 s of CPU: do it off the event loop so the server keeps
+        # answering (didOpen, status, cancellations) meanwhile.
+        await asyncio.to_thread(__import__, "openai")
         try:
             provider = create_provider(settings)
         except (ProviderError, ValueError) as exc:
@@ -267,6 +266,7 @@ class KestrelSession:
         if language in settings.disabled_languages or is_excluded(uri, settings.exclude_globs):
             return None
         encoding = str(self.server.server_capabilities.position_encoding or "utf-16")
+        version = doc.version
         pos = params.position
         cur = split_at(doc.source, pos.line, pos.character, encoding)
         request = CompletionInput(
@@ -288,8 +288,8 @@ class KestrelSession:
                 self.status.failed(exc)
                 self.status.publish()
             return None
-        if not text:
-            return None
+        if not text or doc.version != version:
+            return None  # empty, or the document moved on while we waited: never show a stale item
         return types.InlineCompletionList(
             items=[types.InlineCompletionItem(insert_text=text, range=types.Range(start=pos, end=pos))]
         )

@@ -7,6 +7,7 @@ a request succeeds again, so a dead model server does not flood the editor.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, Callable
 
@@ -66,7 +67,8 @@ class StatusReporter:
     def generation_started(self) -> None:
         self.busy += 1
         if self.busy == 1:
-            self.publish()
+            # Publish on the next loop tick: the upstream request goes out first.
+            asyncio.get_running_loop().call_soon(self.publish)
 
     def generation_finished(self, stats: StreamStats, error: ProviderError | None) -> None:
         self.busy = max(self.busy - 1, 0)

@@ -136,9 +136,11 @@ class HttpStreamer:
                 self.last_http_version = response.http_response.http_version
                 self.state = "connected"
 
+                lines = response.iter_lines()
+
                 async def events() -> AsyncIterator[dict]:
                     nonlocal finished
-                    async for line in response.iter_lines():
+                    async for line in lines:
                         if not line.startswith("data:"):
                             continue
                         data = line[5:].strip()
@@ -152,6 +154,11 @@ class HttpStreamer:
                     finished = True
 
                 yield events()
+                if finished:
+                    # Read to the end of the body (after [DONE] or a terminal event): an
+                    # HTTP/1.1 connection only goes back to the pool once its body is consumed.
+                    async for _ in lines:
+                        pass
         except (asyncio.CancelledError, GeneratorExit, ProviderError):
             raise
         except Exception as exc:

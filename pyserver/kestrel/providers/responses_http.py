@@ -60,6 +60,4 @@ class ResponsesHttpProvider(HttpProvider):
             async for event in events:
                 text = text_of(event, stats)
                 if text:
-                    yield text
-                if event.get("type") in TERMINAL:
-                    return
+                    yield text  # (read on to the end of the body: that returns the connection to the pool)

@@ -232,8 +232,6 @@ class ResponsesWebSocketProvider:
         async with self.http.sse(self.http.client.responses, **params) as events:
             async for event in events:
                 yield event
-                if event.get("type") in TERMINAL:
-                    return
 
     async def aclose(self) -> None:
         for sock in [self._socket, *self._draining]:

@@ -169,6 +169,26 @@ def render_markdown(doc: dict[str, Any]) -> str:
                     L.append(f"| `{kind}` | {e['bytes']} | {_f(e['json_loads_us'])} | {label} | {_f(t['us'])} | {_f(t['extra_us'])} | {_f(t['ratio_vs_json'], 1)} |")
             L.append("")
 
+    lm = res.get("local_model")
+    if lm:
+        L.append("## local_model (embedded llama.cpp on this CPU)\n")
+        if "error" in lm or "skipped" in lm:
+            L.append(f"**not run:** {lm.get('error') or lm.get('skipped')}\n")
+        else:
+            a = lm["server_alone"]
+            L.append(f"Model: `{lm['model']}` ({lm['source']}).\n")
+            L.append("| measure | p50 ms | p95 ms | n |")
+            L.append("|---|---|---|---|")
+            for label, key in (("llama.cpp alone: TTFT, cold prompt", "ttft_cold_ms"),
+                               ("llama.cpp alone: TTFT, warm prefix (one typed char)", "ttft_warm_ms")):
+                L.append(f"| {label} | {_f(a[key]['p50'], 1)} | {_f(a[key]['p95'], 1)} | {a[key]['n']} |")
+            L.append(f"| inline completion through kestrel-lsp (warm) | {_f(lm['lsp_inline_ms']['p50'], 1)} | {_f(lm['lsp_inline_ms']['p95'], 1)} | {lm['lsp_inline_ms']['n']} |")
+            L.append(f"| same child, SDK direct, to first line (warm) | {_f(lm['sdk_same_child_ms']['p50'], 1)} | {_f(lm['sdk_same_child_ms']['p95'], 1)} | {lm['sdk_same_child_ms']['n']} |")
+            L.append("")
+            L.append(f"Tokens/s (decode, llama.cpp alone): p50 {_f(a['tokens_per_s']['p50'], 1)}. "
+                     f"Kestrel added (p50 difference): {_f(lm['added_p50_ms'])} ms. "
+                     f"First completion after start (includes loading the model): {_f(lm['lsp_first_completion_ms'], 0)} ms.\n")
+
     cks = doc.get("checks") or []
     if cks:
         L.append("## Targets\n")

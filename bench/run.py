@@ -2,7 +2,7 @@
 
     python -m bench.run [--quick] [--only NAME,...] [--samples N] [--out DIR] [--kinds K,...]
 
-Benchmarks (NAME): inline_added, cold_start, rss_mb, keystroke_storm, sdk_parse_cost.
+Benchmarks (NAME): inline_added, cold_start, rss_mb, keystroke_storm, sdk_parse_cost, local_model.
 Writes results.json and RESULTS.md to --out (default: bench/), server/mock logs to
 <out>/out/ (bench/out/ by default). The mock model always runs as its own process.
 """
@@ -21,7 +21,7 @@ from typing import Any
 from . import common
 from .report import checks, render_markdown
 
-BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost")
+BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost", "local_model")
 ALIASES = {"rss": "rss_mb", "storm": "keystroke_storm", "parse_cost": "sdk_parse_cost", "sdk_parse": "sdk_parse_cost",
            "inline": "inline_added", "cold": "cold_start"}
 ALL_KINDS = ("chat", "fim", "responses", "responses-ws", "chat-h1")  # chat-h1: chat with http2=off (HTTP/1.1)
@@ -53,6 +53,7 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
         "storm_seconds": 3.0 if q else 30.0,
         "storm_chars_per_s": 20.0,
         "parse_number": 200 if q else 2000,
+        "local_samples": 3 if q else 20,
         "kinds": [k.strip() for k in args.kinds.split(",") if k.strip()],
         "rss_kinds": ["chat", "responses-ws"] if q else ["chat", "fim", "responses", "responses-ws"],
         "mock": {"text": common.MOCK_TEXT, "inline_ttft_ms": 0, "inline_tps": 0, "storm_ttft_ms": 30, "storm_tps": 400},
@@ -80,6 +81,10 @@ async def run_one(name: str, cfg: dict[str, Any], logs: Path) -> Any:
         from . import parse_cost
 
         return await parse_cost.run(cfg["parse_number"], logs)
+    if name == "local_model":
+        from . import local_model
+
+        return await local_model.run(cfg["local_samples"], logs)
     raise ValueError(name)
 
 

@@ -37,7 +37,7 @@ async def test_model_faults_are_reported_once_and_the_server_recovers(mock, faul
         assert "Kestrel:" in errors[0].message
         assert any(ev["state"] in ("error", "offline") for ev in client.status_events)
         await still_serves(client, mock)
-        assert client.status_events[-1]["state"] in ("ready", "busy")
+        await wait_for(lambda: client.status_events[-1]["state"] in ("ready", "busy"), 5, "status back to ready")
 
 
 async def test_rate_limit_says_when_to_retry(mock):

@@ -29,6 +29,7 @@ class StatusReporter:
         self.last_tokens_per_s: float | None = None
         self.message: str | None = None
         self._shown_errors: set[str] = set()
+        self._scheduled: asyncio.TimerHandle | None = None
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -41,6 +42,16 @@ class StatusReporter:
             "tokensPerSec": None if self.last_tokens_per_s is None else round(self.last_tokens_per_s, 1),
             "message": self.message,
         }
+
+    def publish_soon(self, delay: float = 0.005) -> None:
+        """Coalesce status updates off the hot path: a response never waits behind a status
+        notification, and a keystroke storm sends a few updates, not hundreds."""
+        if self._scheduled is None:
+            self._scheduled = asyncio.get_running_loop().call_later(delay, self._publish_scheduled)
+
+    def _publish_scheduled(self) -> None:
+        self._scheduled = None
+        self.publish()
 
     def publish(self) -> None:
         try:
@@ -67,8 +78,7 @@ class StatusReporter:
     def generation_started(self) -> None:
         self.busy += 1
         if self.busy == 1:
-            # Publish on the next loop tick: the upstream request goes out first.
-            asyncio.get_running_loop().call_soon(self.publish)
+            self.publish_soon()
 
     def generation_finished(self, stats: StreamStats, error: ProviderError | None) -> None:
         self.busy = max(self.busy - 1, 0)
@@ -79,7 +89,7 @@ class StatusReporter:
             self.succeeded()
         else:
             self.failed(error)
-        self.publish()
+        self.publish_soon()
 
     def succeeded(self) -> None:
         if self.state in ("error", "offline"):

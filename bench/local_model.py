@@ -1,0 +1,146 @@
+"""`local_model`: the embedded default on this CPU.
+
+1. The llama.cpp server alone, through the openai SDK: time to first token and tokens/s for a
+   typical completion prompt, cold (a prompt it has never seen) and warm (the same prompt plus
+   one typed character: llama.cpp reuses its KV cache for the unchanged prefix).
+2. Kestrel on top: inline completion through LSP (kestrel-lsp with no provider configured,
+   so it starts its own llama.cpp child) vs the same kind of warm request made directly with
+   the SDK to that same child. Both paths type one character per sample, alternating, so each
+   request finds the KV cache in the same state; the SDK clock stops at the first newline
+   (when the server can answer a single-line completion).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from .common import SERVER_CMD, clean_env, summary
+from .rawclient import RawClient
+
+PREFIX = (
+    "import math\n\n\n"
+    "def circle_area(radius):\n"
+    "    \"\"\"Area of a circle with the given radius.\"\"\"\n"
+    "    return "
+)
+
+
+def _child_port(parent: int) -> int | None:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and b"llama_cpp.server" in args and b"--port" in args:
+            return int(args[args.index(b"--port") + 1])
+    return None
+
+
+async def _sdk_request(client: Any, model: str, prompt: str) -> tuple[float, float | None, int]:
+    """(ms to the first token, tokens/s after it, tokens) for one streamed /v1/completions call."""
+    t0 = time.perf_counter()
+    first = None
+    n = 0
+    stream = await client.completions.create(model=model, prompt=prompt, max_tokens=48, temperature=0, stream=True,
+                                             stop=["\n\n\n", "<|endoftext|>"])
+    async for chunk in stream:
+        if chunk.choices and chunk.choices[0].text:
+            n += 1
+            if first is None:
+                first = time.perf_counter()
+    end = time.perf_counter()
+    tps = (n - 1) / (end - first) if first and n > 1 and end > first else None
+    return ((first or end) - t0) * 1000, tps, n
+
+
+async def _sdk_first_line_ms(client: Any, model: str, prompt: str) -> float:
+    t0 = time.perf_counter()
+    stream = await client.completions.create(model=model, prompt=prompt, max_tokens=48, temperature=0, stream=True)
+    elapsed = None
+    text = ""
+    async for chunk in stream:
+        text += chunk.choices[0].text if chunk.choices else ""
+        if elapsed is None and "\n" in text:
+            elapsed = (time.perf_counter() - t0) * 1000
+    return elapsed if elapsed is not None else (time.perf_counter() - t0) * 1000
+
+
+async def run(samples: int, logs: Path) -> dict[str, Any]:
+    from openai import AsyncOpenAI
+
+    from kestrel.local.models import resolve_model, runtime_available
+    from kestrel.local.runtime import LocalModelServer
+
+    if not runtime_available():
+        return {"skipped": "llama-cpp-python is not installed"}
+    model = resolve_model(allow_download=False)
+    out: dict[str, Any] = {"model": model.name, "source": model.source}
+
+    # 1. the local server alone
+    server = LocalModelServer(model)
+    await server.start()
+    try:
+        sdk = AsyncOpenAI(base_url=server.base_url, api_key="local", max_retries=0)
+        cold_ttft, warm_ttft, tps = [], [], []
+        for i in range(samples):
+            fresh = f"# sample {i} {time.time_ns()}\n" + PREFIX  # never seen: a cold prompt
+            ms, rate, _ = await _sdk_request(sdk, model.name, fresh)
+            cold_ttft.append(ms)
+            ms, rate2, _ = await _sdk_request(sdk, model.name, fresh + "z")  # one typed character
+            warm_ttft.append(ms)
+            tps += [r for r in (rate, rate2) if r]
+        out["server_alone"] = {"ttft_cold_ms": summary(cold_ttft), "ttft_warm_ms": summary(warm_ttft),
+                               "tokens_per_s": summary(tps)}
+        await sdk.close()
+    finally:
+        await server.stop()
+
+    # 2. kestrel-lsp on top of its own child
+    client = RawClient()
+    log = open(logs / "server.log", "ab")
+    await client.spawn(SERVER_CMD, clean_env(KESTREL_LOCAL="1"), log)
+    try:
+        await client.initialize({})
+        uri = "file:///bench/local.py"
+        client.open(PREFIX, uri)
+        t0 = time.perf_counter()
+        await client.inline(5, 11, uri)  # waits for the model to load
+        out["lsp_first_completion_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        port = _child_port(client.proc.pid)
+        sdk = AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="local", max_retries=0)
+        lsp_ms, sdk_ms = [], []
+        from kestrel.context.window import prefix_window
+        from kestrel.providers.base import CompletionPrompt
+        from kestrel.providers.prompts import fim_template_for
+
+        template = fim_template_for(model.name)
+        typed = ""
+        for i in range(samples):
+            typed += "z"
+            doc = PREFIX + typed
+            client.change(doc, uri)
+            t = time.perf_counter()
+            await client.inline(5, 11 + len(typed), uri)
+            lsp_ms.append((time.perf_counter() - t) * 1000)
+            typed += "z"
+            prompt = template.render(CompletionPrompt(prefix=prefix_window(PREFIX + typed, 384), suffix="",
+                                                      language="python", path="/bench/local.py"))
+            sdk_ms.append(await _sdk_first_line_ms(sdk, model.name, prompt))
+        await sdk.close()
+        out["lsp_inline_ms"] = summary(lsp_ms)
+        out["sdk_same_child_ms"] = summary(sdk_ms)
+        out["added_p50_ms"] = round(out["lsp_inline_ms"]["p50"] - out["sdk_same_child_ms"]["p50"], 2)
+    finally:
+        try:
+            await asyncio.wait_for(client.shutdown(), 10)
+        except Exception:
+            client.proc.kill()
+        await client.close()
+        log.close()
+    return out

@@ -41,7 +41,10 @@ def checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
     for kind, r in (res.get("keystroke_storm") or {}).items():
         if not isinstance(r, dict) or "client" not in r:
             continue
-        add(f"keystroke_storm[{kind}] stale", r["client"]["stale"], "== 0", r["client"]["stale"] == 0)
+        # A client drops the answer to a request it has cancelled (LSP: the result is ignored), so
+        # only answers to still-live requests can show a stale completion.
+        add(f"keystroke_storm[{kind}] stale shown (answers to live requests)", r["client"]["stale_live"], "== 0",
+            r["client"]["stale_live"] == 0)
     return out
 
 
@@ -139,7 +142,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
             L.append(f"{any_r.get('chars_per_s')} chars/s for {any_r.get('seconds')} s; per keystroke: didChange, "
                      "`$/cancelRequest` for the pending inline request, new inline request. Mock ttft 30 ms, 400 tok/s. "
                      "Stale = a result whose text does not continue the document as it is when it arrives "
-                     "(split: for a request still live / already cancelled by the client). "
+                     "(split: for a request still live / already cancelled by the client). Only the first kind can "
+                     "be shown: an LSP client ignores the answer to a request it cancelled, so the target is 0 live; "
+                     "the cancelled ones are answers that crossed the `$/cancelRequest` in the pipe. "
                      "Connections are counted after the server's prewarm.\n")
             L.append("| kind | keys | upstream reqs (per key) | streams cancelled | tokens sent / after cancel | new conns | results / cancelled errs | **stale** (live / cancelled) | late result after cancel p50 / max ms | visible latency p50 / p95 ms |")
             L.append("|---|---|---|---|---|---|---|---|---|---|")
@@ -152,7 +157,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
                 late = r["late_result_after_cancel_ms"]
                 L.append(f"| {kind} | {c['keystrokes']} | {r['upstream_requests']} ({r['upstream_per_keystroke']}) | "
                          f"{r['streams_cancelled']} | {r['tokens_sent']} / {r['tokens_after_cancel']} | {conns} | {c['results']} / {c['cancelled_errors']} | "
-                         f"**{c['stale']}** ({c['stale_live']} / {c['stale_cancelled']}) {_mark(c['stale'] == 0)} | "
+                         f"**{c['stale']}** ({c['stale_live']} / {c['stale_cancelled']}) {_mark(c['stale_live'] == 0)} | "
                          f"{_f(late['p50'])} / {_f(late['max'])} | {_f(r['visible_latency_ms']['p50'], 1)} / {_f(r['visible_latency_ms']['p95'], 1)} |")
             L.append("")
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from conftest import kestrel, mock_options, wait_for
 
 ANSWER = "Use a dict comprehension: {k: v for k, v in pairs}."
@@ -48,3 +50,45 @@ async def test_socket_dropped_mid_answer_keeps_the_partial_answer(mock):
         mock.configure(fault=None)
         again = await client.protocol.send_request_async("kestrel/chat", {"id": "t4", "prompt": "explain"})
         assert again.text == ANSWER  # retry works on a fresh socket
+
+
+def capture_steers(client) -> list:
+    marks: list = []
+    client.feature("kestrel/chatSteered")(lambda params: marks.append(params))
+    return marks
+
+
+@pytest.mark.parametrize("provider,steering,mode", [
+    ("responses-ws", True, "native"),
+    ("responses-ws", False, "emulated"),  # the model answers steering_not_supported
+    ("chat", True, "emulated"),  # Chat Completions cannot steer
+])
+async def test_steering_redirects_the_running_answer_without_losing_text(mock, provider, steering, mode):
+    mock.configure(text=ANSWER, tps=30, steering=steering,
+                   rules=[{"match": "shorter please", "text": " OK, shorter: use dict(pairs)."}])
+    async with kestrel(mock_options(mock, provider)) as client:
+        deltas = capture_deltas(client)
+        marks = capture_steers(client)
+        pending = asyncio.ensure_future(client.protocol.send_request_async("kestrel/chat", {"id": "s1", "prompt": "explain"}))
+        await wait_for(lambda: len("".join(deltas)) >= 6, what="the answer to start")
+        ack = await client.protocol.send_request_async("kestrel/steer", {"id": "s1", "text": "shorter please"})
+        assert ack.accepted and ack.mode == mode
+        result = await pending
+        before = result.text[: result.steers[0].at]
+        assert before and ANSWER.startswith(before)  # nothing streamed before the steer was lost
+        assert result.text.endswith("OK, shorter: use dict(pairs).")  # the redirected continuation
+        assert len(before) < len(ANSWER)
+        await wait_for(lambda: "".join(deltas) == result.text, what="all deltas")
+        assert marks and marks[0].mode == mode
+        if mode == "emulated" and provider == "chat":
+            log = [e["body"] for e in mock.stats()["request_log"] if e["endpoint"].endswith("/chat/completions")]
+            sent = log[-1]["messages"]
+            assert sent[-2] == {"role": "assistant", "content": before} and sent[-1]["content"] == "shorter please"
+
+
+async def test_steer_after_the_answer_finished_says_so(mock):
+    mock.configure(text="done.")
+    async with kestrel(mock_options(mock)) as client:
+        await client.protocol.send_request_async("kestrel/chat", {"id": "s2", "prompt": "hi"})
+        ack = await client.protocol.send_request_async("kestrel/steer", {"id": "s2", "text": "more"})
+        assert not ack.accepted and "already finished" in ack.error

@@ -117,6 +117,10 @@ def create_server() -> KestrelLanguageServer:
     async def chat(ls: KestrelLanguageServer, params: Any) -> dict:
         return await ls.session.chat_turn(params)
 
+    @server.feature("kestrel/steer")
+    async def steer(ls: KestrelLanguageServer, params: Any) -> dict:
+        return await ls.session.steer_chat(params)
+
     @server.feature("kestrel/stopChat")
     def stop_chat(ls: KestrelLanguageServer, params: Any) -> bool:
         return ls.session.stop_chat(params)

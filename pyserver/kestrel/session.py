@@ -413,6 +413,10 @@ class KestrelSession:
         self.status.publish()
         return result
 
+    async def steer_chat(self, params: Any) -> dict:
+        data = plain(params) or {}
+        return await self.chat.steer(str(data.get("id", "")), str(data.get("text", "")))
+
     def stop_chat(self, params: Any) -> bool:
         data = plain(params) or {}
         return self.chat.stop(str(data.get("id", "")))

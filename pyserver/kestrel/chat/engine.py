@@ -1,26 +1,53 @@
-"""ChatEngine: run one chat turn, streaming deltas to the client as notifications.
+"""ChatEngine: run chat turns, stream deltas to the client, steer them while they run.
 
 Deltas are coalesced per event-loop tick: at 1,000+ tokens/s, one JSON-RPC notification per
 token costs more than the token; a notification per tick keeps latency at one tick.
+
+Steering redirects a running answer without starting over and without losing what was
+streamed. Natively (`responses-ws`: `response.steer`, committed at the successor's
+`response.created`) when the provider and model can; otherwise emulated: stop the stream,
+keep the partial answer, continue with [history, partial answer, steer message]. Both paths
+look the same to the client: `kestrel/chatSteered {id, at, text, mode}` marks where the
+steer landed in the answer, and deltas keep flowing on the same turn.
 Stopping a turn cancels only its model stream: the turn still answers with what arrived.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..providers.base import Provider, ProviderError, StreamStats
 
 
+@dataclass
+class _Turn:
+    id: str
+    history: list[dict]
+    parts: list[str] = field(default_factory=list)
+    segment_start: int = 0  # index into parts where the current model stream began
+    stream: asyncio.Task | None = None
+    session: Any = None  # a provider's SteerableChat, when native steering is possible
+    restart_with: str | None = None  # emulated steer waiting to restart the stream
+    steers: list[dict] = field(default_factory=list)
+    stopped: bool = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
 class ChatEngine:
     def __init__(self, notify: Callable[[str, Any], None]) -> None:
         self._notify = notify
-        self._streams: dict[str, asyncio.Task] = {}
+        self._turns: dict[str, _Turn] = {}
 
     async def turn(self, provider: Provider, turn_id: str, messages: list[dict]) -> dict:
+        t = _Turn(turn_id, list(messages))
+        self._turns[turn_id] = t
         stats = StreamStats()
-        parts: list[str] = []
         pending: list[str] = []
         flush_scheduled = False
         loop = asyncio.get_running_loop()
@@ -32,36 +59,83 @@ class ChatEngine:
                 self._notify("kestrel/chatDelta", {"id": turn_id, "delta": "".join(pending)})
                 pending.clear()
 
-        async def pump() -> None:
+        async def pump(source: Any) -> None:
             nonlocal flush_scheduled
-            async for delta in provider.chat(messages, stats):
-                parts.append(delta)
+            async for delta in source:
+                t.parts.append(delta)
                 pending.append(delta)
                 if not flush_scheduled:
                     flush_scheduled = True
                     loop.call_soon(flush)
 
-        stream = loop.create_task(pump())
-        self._streams[turn_id] = stream
         result: dict = {"id": turn_id}
         try:
-            await asyncio.shield(stream)
+            while True:
+                steerable = getattr(provider, "steerable_chat", None)
+                t.session = steerable(t.history, stats) if steerable is not None and provider.native_steering else None
+                source = t.session if t.session is not None else provider.chat(t.history, stats)
+                t.stream = loop.create_task(pump(source))
+                try:
+                    await asyncio.shield(t.stream)
+                except asyncio.CancelledError:
+                    if not t.stream.cancelled():  # our caller was cancelled, not the stream
+                        t.stream.cancel()
+                        raise
+                    if t.restart_with is None:
+                        result["stopped"] = True
+                        break
+                if t.restart_with is None:
+                    break
+                # Emulated steer: the partial answer becomes history, then the steer message.
+                flush()
+                partial = "".join(t.parts[t.segment_start :])
+                t.history = t.history + [{"role": "assistant", "content": partial},
+                                         {"role": "user", "content": t.restart_with}]
+                t.segment_start = len(t.parts)
+                t.restart_with = None
         except ProviderError as exc:
             result["error"] = exc.message  # the partial answer stays: nothing streamed is lost
-        except asyncio.CancelledError:
-            if not stream.cancelled():  # our caller was cancelled, not the stream: stop it too
-                stream.cancel()
-                raise
-            result["stopped"] = True
         finally:
-            self._streams.pop(turn_id, None)
+            self._turns.pop(turn_id, None)
             flush()
-        result.update(text="".join(parts), ttftMs=stats.ttft_ms)
+        result.update(text=t.text, ttftMs=stats.ttft_ms, steers=t.steers)
         return result
 
+    async def steer(self, turn_id: str, text: str) -> dict:
+        """Redirect a running answer. Returns {accepted, mode} or {accepted: False, error}."""
+        t = self._turns.get(turn_id)
+        if t is None or t.stream is None or t.stream.done():
+            return {"accepted": False, "error": "that answer has already finished: send your message as a new turn"}
+        if not text.strip():
+            return {"accepted": False, "error": "the steering message is empty"}
+        requested = time.perf_counter()
+        session = t.session
+        if session is not None:
+            def committed() -> None:
+                self._landed(t, text, "native", requested)
+
+            session.on_commit = committed
+            if await session.steer(text):
+                return {"accepted": True, "mode": "native"}
+            session.on_commit = None
+            if t.stream is None or t.stream.done():
+                return {"accepted": False, "error": "that answer finished before the steer could land"}
+        # Emulated: stop at the current token, keep it, continue with the steer appended.
+        t.restart_with = text
+        self._landed(t, text, "emulated", requested)
+        t.stream.cancel()
+        return {"accepted": True, "mode": "emulated"}
+
+    def _landed(self, t: _Turn, text: str, mode: str, requested: float) -> None:
+        mark = {"at": len(t.text), "text": text, "mode": mode,
+                "commitMs": round((time.perf_counter() - requested) * 1000, 2)}
+        t.steers.append(mark)
+        self._notify("kestrel/chatSteered", {"id": t.id, **mark})
+
     def stop(self, turn_id: str) -> bool:
-        stream = self._streams.get(turn_id)
-        if stream is None or stream.done():
+        t = self._turns.get(turn_id)
+        if t is None or t.stream is None or t.stream.done():
             return False
-        stream.cancel()
+        t.restart_with = None
+        t.stream.cancel()
         return True

@@ -31,6 +31,17 @@ MAX_ACTIVE_LANES = 16
 _CLOSED = object()  # sentinel pushed to lanes when the socket dies
 
 
+def ends_lane(event: dict) -> bool:
+    """Terminal for the lane. A response that ended because it was steered is not: its
+    successor (`response.created`) follows on the same lane."""
+    if event.get("type") not in TERMINAL:
+        return False
+    if event.get("type") == "response.incomplete":
+        details = (event.get("response") or {}).get("incomplete_details") or {}
+        return details.get("reason") != "steered"
+    return True
+
+
 class _Socket:
     """One WebSocket connection and the lanes multiplexed on it."""
 
@@ -77,7 +88,7 @@ class _Socket:
                 if queue is None:
                     continue
                 if lane in self.abandoned:
-                    if event.get("type") in TERMINAL:
+                    if ends_lane(event):
                         self.abandoned.discard(lane)
                         self.lanes.pop(lane, None)
                     continue
@@ -193,7 +204,12 @@ class ResponsesWebSocketProvider:
             if text:
                 yield text
 
-    async def events(self, params: dict) -> AsyncIterator[dict]:
+    def steerable_chat(self, messages: list[dict], stats: StreamStats) -> "SteerableChat":
+        """A chat stream that can be redirected while it runs with the API's `response.steer`."""
+        params = responses_params(self.settings, messages, max_tokens=None, effort=self.settings.effort)
+        return SteerableChat(self, params, stats)
+
+    async def events(self, params: dict, turn: "SteerableChat | None" = None) -> AsyncIterator[dict]:
         """Run one `response.create` on a lane and yield its events until it ends."""
         if self.ws_refused:
             async for event in self._fallback_events(params):
@@ -208,6 +224,8 @@ class ResponsesWebSocketProvider:
                 yield event
             return
         lane, queue = sock.open_lane()
+        if turn is not None:
+            turn.socket = sock
         finished = False
         try:
             await sock.send({"type": "response.create", **params, "stream_id": lane})
@@ -217,7 +235,7 @@ class ResponsesWebSocketProvider:
                     finished = True
                     raise StreamBrokenError("the WebSocket to the model closed mid-stream")
                 yield event
-                if event.get("type") in TERMINAL:
+                if ends_lane(event):
                     finished = True
                     return
         except (StreamBrokenError, asyncio.CancelledError, GeneratorExit):
@@ -227,6 +245,8 @@ class ResponsesWebSocketProvider:
             raise translate_error(exc) from None
         finally:
             sock.release(lane, finished)
+
+    native_steering = True  # until a model answers `steering_not_supported`
 
     async def _fallback_events(self, params: dict) -> AsyncIterator[dict]:
         async with self.http.sse(self.http.client.responses, **params) as events:
@@ -239,3 +259,63 @@ class ResponsesWebSocketProvider:
                 await sock.close()
         await self.http.aclose()
 
+
+class SteerableChat:
+    """One chat answer on a lane, redirectable with `response.steer`.
+
+    `response.steer.accepted` only means the server owns the input; the successor's
+    `response.created` is the commit point, reported through `on_commit`.
+    """
+
+    def __init__(self, provider: ResponsesWebSocketProvider, params: dict, stats: StreamStats) -> None:
+        self.provider = provider
+        self.params = params
+        self.stats = stats
+        self.socket: _Socket | None = None
+        self.response_id: str | None = None
+        self.on_commit: Any = None  # called when a steer takes effect
+        self._ack: asyncio.Future | None = None
+        self._steered = False
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._deltas()
+
+    async def _deltas(self) -> AsyncIterator[str]:
+        async for event in self.provider.events(self.params, self):
+            kind = event.get("type")
+            if kind == "response.created":
+                self.response_id = (event.get("response") or {}).get("id")
+                if self._steered:
+                    self._steered = False
+                    if self.on_commit is not None:
+                        self.on_commit()
+            elif kind == "response.steer.accepted":
+                self._resolve(True)
+            elif kind == "response.steer.failed":
+                code = ((event.get("error") or {}).get("code")) or ""
+                if code == "steering_not_supported":
+                    self.provider.native_steering = False  # remembered: emulate from now on
+                self._resolve(False)
+            elif kind == "response.incomplete" and not ends_lane(event):
+                self._steered = True
+            else:
+                text = text_of(event, self.stats)
+                if text:
+                    yield text
+
+    def _resolve(self, ok: bool) -> None:
+        if self._ack is not None and not self._ack.done():
+            self._ack.set_result(ok)
+
+    async def steer(self, text: str) -> bool:
+        """Ask the API to redirect this answer; False means "emulate it" (not supported, or too late)."""
+        sock = self.socket
+        if not self.provider.native_steering or self.response_id is None or sock is None or sock.closed:
+            return False
+        self._ack = asyncio.get_running_loop().create_future()
+        await sock.send({"type": "response.steer", "previous_response_id": self.response_id,
+                         "input": [{"role": "user", "content": text}]})
+        try:
+            return await asyncio.wait_for(self._ack, 5)
+        except asyncio.TimeoutError:
+            return False

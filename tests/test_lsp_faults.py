@@ -219,3 +219,12 @@ async def test_tcp_mode_serves_lsp(mock):
     finally:
         proc.terminate()
         await proc.wait()
+
+
+async def test_websocket_stall_ends_within_the_deadline(mock):
+    async with kestrel(mock_options(mock, "responses-ws", requestTimeout=1.0)) as client:
+        await wait_for(lambda: mock.stats()["requests"].get("ws_create"), what="prewarm")
+        mock.configure(fault="stall", fault_after=2, text="one two three four five\n")
+        result = await asyncio.wait_for(
+            client.protocol.send_request_async("kestrel/chat", {"id": "stall", "prompt": "hi"}), 15)
+        assert "timed out" in result.error and result.text  # what arrived is kept

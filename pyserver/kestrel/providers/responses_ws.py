@@ -20,7 +20,7 @@ import time
 from typing import Any, AsyncIterator
 
 from ..config import Settings
-from .base import CompletionPrompt, StreamBrokenError, StreamStats, WebSocketRefusedError
+from .base import CompletionPrompt, StreamBrokenError, StreamStats, UnavailableError, WebSocketRefusedError
 from .openai_http import HttpStreamer, translate_error
 from .prompts import completion_messages
 from .responses_http import TERMINAL, ResponsesHttpProvider, responses_params, text_of
@@ -227,10 +227,14 @@ class ResponsesWebSocketProvider:
         if turn is not None:
             turn.socket = sock
         finished = False
+        limit = self.settings.request_timeout_s
         try:
             await sock.send({"type": "response.create", **params, "stream_id": lane})
             while True:
-                event = await queue.get()
+                # A deadline per event: a stalled or silent model ends the request with a
+                # clear error instead of hanging the turn (scoped to the wait, not the consumer).
+                async with asyncio.timeout(limit):
+                    event = await queue.get()
                 if event is _CLOSED:
                     finished = True
                     raise StreamBrokenError("the WebSocket to the model closed mid-stream")
@@ -238,6 +242,8 @@ class ResponsesWebSocketProvider:
                 if ends_lane(event):
                     finished = True
                     return
+        except TimeoutError:
+            raise UnavailableError(f"the model sent nothing for {limit:g}s (timed out)") from None
         except (StreamBrokenError, asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:

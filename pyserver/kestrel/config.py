@@ -87,6 +87,7 @@ class Settings:
     request_timeout_s: float = 30.0
     max_retries: int = 2
     ws_rotate_s: float = 55 * 60  # Responses WS sockets live 60 min: rotate before
+    ca_bundle: str | None = None  # extra CA certificates (PEM) for HTTPS and WSS; SSL_CERT_FILE works too
     completion: CompletionSettings = field(default_factory=CompletionSettings)
     local: LocalSettings = field(default_factory=LocalSettings)
 
@@ -124,6 +125,7 @@ _CAMEL = {
     "adoptGraceMs": "adopt_grace_ms",
     "wsRotateSeconds": "ws_rotate_s",
     "modelPath": "model_path",
+    "caBundle": "ca_bundle",
 }
 
 _NESTED = {"completion": CompletionSettings, "local": LocalSettings}
@@ -149,6 +151,8 @@ def env_overrides(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         out["http2"] = env["KESTREL_HTTP2"]
     if env.get("KESTREL_FIM_TEMPLATE"):
         out["fim_template"] = env["KESTREL_FIM_TEMPLATE"]
+    if env.get("KESTREL_CA_BUNDLE"):
+        out["ca_bundle"] = env["KESTREL_CA_BUNDLE"]
     if env.get("KESTREL_MODEL_PATH"):
         out["local"] = {"model_path": env["KESTREL_MODEL_PATH"]}
     if env.get("KESTREL_LOCAL", "").lower() in ("0", "off", "false", "no"):

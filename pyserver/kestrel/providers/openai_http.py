@@ -46,10 +46,14 @@ def make_client(settings: Settings) -> "AsyncOpenAI":
 
         install()
     timeout = httpx2.Timeout(settings.request_timeout_s, connect=5.0)
+    # Proxies (HTTPS_PROXY / NO_PROXY) and SSL_CERT_FILE come from the environment (trust_env);
+    # TLS verification is always on.
+    extra: dict[str, Any] = {"verify": tls_context(settings)} if settings.ca_bundle else {}
     http_client = DefaultAsyncHttpx2Client(
         http1=http1,
         http2=http2,
         timeout=timeout,
+        **extra,
         limits=httpx2.Limits(max_connections=64, max_keepalive_connections=16, keepalive_expiry=120),
     )
     return AsyncOpenAI(
@@ -59,6 +63,26 @@ def make_client(settings: Settings) -> "AsyncOpenAI":
         timeout=timeout,
         http_client=http_client,
     )
+
+
+def tls_context(settings: Settings) -> Any:
+    """A fresh verifying SSLContext with the configured CA bundle. Fresh each time: httpx2
+    mutates its context for HTTP/2 ALPN, which would break a WebSocket sharing it."""
+    import ssl
+
+    return ssl.create_default_context(cafile=settings.ca_bundle)
+
+
+def _tls_failure(exc: BaseException) -> bool:
+    import ssl
+
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
 
 
 def translate_error(exc: BaseException) -> ProviderError:
@@ -75,6 +99,8 @@ def translate_error(exc: BaseException) -> ProviderError:
         return RateLimitError(f"the model provider is rate limiting requests{hint}", retry_after=retry_after)
     if isinstance(exc, openai.APITimeoutError):
         return UnavailableError("the model did not answer in time")
+    if _tls_failure(exc):
+        return ProviderError("TLS certificate verification failed: add your CA with kestrel.caBundle or SSL_CERT_FILE")
     if isinstance(exc, openai.APIConnectionError):
         return UnavailableError("cannot reach the model server: check the base URL and that it is running")
     if isinstance(exc, openai.NotFoundError):

@@ -21,7 +21,7 @@ from typing import Any, AsyncIterator
 
 from ..config import Settings
 from .base import CompletionPrompt, StreamBrokenError, StreamStats, UnavailableError, WebSocketRefusedError
-from .openai_http import HttpStreamer, translate_error
+from .openai_http import HttpStreamer, tls_context, translate_error
 from .prompts import completion_messages
 from .responses_http import TERMINAL, ResponsesHttpProvider, responses_params, text_of
 
@@ -160,7 +160,10 @@ class ResponsesWebSocketProvider:
         try:
             # No SDK-level reconnect: a dropped socket fails its lanes and the next
             # request opens a fresh one (the previous_response_id cache is gone anyway).
-            conn = await self.http.client.responses.connect(max_retries=0).enter()
+            options: dict[str, Any] = {}
+            if self.settings.ca_bundle and (self.settings.base_url or "").startswith("https"):
+                options["ssl"] = tls_context(self.settings)
+            conn = await self.http.client.responses.connect(max_retries=0, websocket_connection_options=options).enter()
         except Exception as exc:
             status = getattr(getattr(exc, "response", None), "status_code", None)
             if status in (400, 401, 403, 404, 426) or "InvalidStatus" in type(exc).__name__ or "InvalidMessage" in type(exc).__name__:

@@ -45,10 +45,12 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 @asynccontextmanager
 async def kestrel(
-    init_options: dict[str, Any] | None = None, env: dict[str, str] | None = None, capabilities: str = "visual-studio-code"
+    init_options: dict[str, Any] | None = None, env: dict[str, str] | None = None, capabilities: str = "visual-studio-code",
+    log_level: str = "INFO",
 ) -> AsyncIterator[LanguageClient]:
     """Start kestrel-lsp as a process, initialize it, and shut it down afterwards."""
-    config = ClientServerConfig(server_command=SERVER_CMD, server_env=env or clean_env())
+    command = [*SERVER_CMD[:-1], log_level]
+    config = ClientServerConfig(server_command=command, server_env=env or clean_env())
     client = await config.start()
     client.status_events = []  # type: ignore[attr-defined]
 

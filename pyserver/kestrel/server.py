@@ -133,6 +133,10 @@ def create_server() -> KestrelLanguageServer:
     def get_status(ls: KestrelLanguageServer, params: Any) -> dict:
         return ls.session.status.snapshot()
 
+    @server.feature("kestrel/diagnostics")
+    def diagnostics(ls: KestrelLanguageServer, params: Any) -> dict:
+        return ls.session.diagnostics()
+
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: KestrelLanguageServer, params: Any) -> None:
         await ls.session.shutdown()

@@ -399,6 +399,25 @@ class KestrelSession:
         self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=answer))
         return answer
 
+    def diagnostics(self) -> dict:
+        """Resource counts for soak tests and bug reports (no document text, no secrets)."""
+        import os
+
+        try:
+            fds = len(os.listdir("/proc/self/fd"))
+            rss_kb = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            fds, rss_kb = -1, -1
+        return {
+            "tasks": len(asyncio.all_tasks()),
+            "openFiles": fds,
+            "rssMb": round(rss_kb / 1024, 1),
+            "documents": len(self.server.workspace.text_documents),
+            "liveGenerations": sum(1 for g in self.engine._live.values() if g.live),
+            "pendingRequests": len(self.server.protocol._request_futures),
+            "generationsStarted": self.engine.generations_started,
+        }
+
     # -- chat ----------------------------------------------------------------------------
     async def chat_turn(self, params: Any) -> dict:
         data = plain(params) or {}

@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: setup demo test test-python test-smoke bench system-deps clean
+.PHONY: setup demo test test-python test-smoke bench soak system-deps clean
 
 setup: $(STAMP)
 
@@ -30,6 +30,10 @@ test: setup system-deps
 
 bench: setup
 	$(PY) -m bench.run
+
+# The full 30-minute soak (make test runs an 8-second version of the same test).
+soak: setup
+	KESTREL_SOAK_SECONDS=1800 $(PY) -m pytest -q tests/test_load_and_secrets.py -k soak
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis bench/out

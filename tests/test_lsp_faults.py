@@ -228,3 +228,13 @@ async def test_websocket_stall_ends_within_the_deadline(mock):
         result = await asyncio.wait_for(
             client.protocol.send_request_async("kestrel/chat", {"id": "stall", "prompt": "hi"}), 15)
         assert "timed out" in result.error and result.text  # what arrived is kept
+
+
+async def test_completions_do_not_sleep_through_retry_after_but_chat_retries(mock):
+    async with kestrel(mock_options(mock)) as client:  # default maxRetries
+        open_doc(client, URI, "x = \n")
+        mock.configure(fault="429", fault_count=1, retry_after=30, text="later()\n")
+        assert await asyncio.wait_for(complete(client, URI, 0, 4), 10) is None  # no 30 s sleep for a keystroke
+        mock.configure(fault="429", fault_count=1, retry_after=0.2, text="answer")
+        result = await client.protocol.send_request_async("kestrel/chat", {"prompt": "hi"})
+        assert result.text == "answer" and not getattr(result, "error", None)  # chat retried after 0.2 s

@@ -13,18 +13,20 @@ class ChatCompletionsProvider(HttpProvider):
     kind = "chat"
 
     def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
-        return self.chat(completion_messages(prompt), stats, max_tokens=prompt.max_tokens, temperature=0.0)
+        return self.chat(completion_messages(prompt), stats, max_tokens=prompt.max_tokens, temperature=0.0,
+                         retries=False)
 
     async def chat(
         self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None,
-        temperature: float | None = None,
+        temperature: float | None = None, retries: bool = True,
     ) -> AsyncIterator[str]:
         params: dict = {"model": self.model, "messages": messages}
         if max_tokens:
             params["max_tokens"] = max_tokens
         if temperature is not None:
             params["temperature"] = temperature
-        async with self.http.sse(self.http.client.chat.completions, **params) as events:
+        client = self.http.client if retries else self.http.completion_client
+        async with self.http.sse(client.chat.completions, **params) as events:
             async for event in events:
                 for choice in event.get("choices") or ():
                     text = (choice.get("delta") or {}).get("content")

@@ -29,7 +29,7 @@ class FimProvider(ChatCompletionsProvider):
             "temperature": 0.0,
             "stop": list(self.template.stop + prompt.stop)[:4] if _strict_stop_limit(self.settings) else list(self.template.stop + prompt.stop),
         }
-        async with self.http.sse(self.http.client.completions, **params) as events:
+        async with self.http.sse(self.http.completion_client.completions, **params) as events:
             async for event in events:
                 for choice in event.get("choices") or ():
                     text = choice.get("text")

@@ -133,6 +133,7 @@ class HttpStreamer:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._client: AsyncOpenAI | None = None
+        self._completion_client: AsyncOpenAI | None = None
         self._replenishing: asyncio.Task | None = None
         self.last_http_version: str | None = None
         self.state = "idle"
@@ -143,6 +144,14 @@ class HttpStreamer:
         if self._client is None:
             self._client = make_client(self.settings)
         return self._client
+
+    @property
+    def completion_client(self) -> "AsyncOpenAI":
+        """Same connection pool, no retries: a failed inline completion is simply asked again at
+        the next keystroke, while a retry would sleep through `retry-after` for a stale answer."""
+        if self._completion_client is None:
+            self._completion_client = self.client.with_options(max_retries=0)
+        return self._completion_client
 
     async def prewarm(self) -> None:
         """Open (and TLS-handshake) a pooled connection before the first keystroke."""

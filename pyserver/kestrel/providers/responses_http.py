@@ -50,13 +50,15 @@ class ResponsesHttpProvider(HttpProvider):
 
     def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
         # Inline completion always runs at the lowest effort: it must be instant.
-        return self.chat(completion_messages(prompt), stats, max_tokens=prompt.max_tokens, effort="low")
+        return self.chat(completion_messages(prompt), stats, max_tokens=prompt.max_tokens, effort="low", retries=False)
 
     async def chat(
-        self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None, effort: str | None = None
+        self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None, effort: str | None = None,
+        retries: bool = True,
     ) -> AsyncIterator[str]:
         params = responses_params(self.settings, messages, max_tokens=max_tokens, effort=effort or self.settings.effort)
-        async with self.http.sse(self.http.client.responses, **params) as events:
+        client = self.http.client if retries else self.http.completion_client
+        async with self.http.sse(client.responses, **params) as events:
             async for event in events:
                 text = text_of(event, stats)
                 if text:

@@ -117,6 +117,10 @@ def create_server() -> KestrelLanguageServer:
     async def chat(ls: KestrelLanguageServer, params: Any) -> dict:
         return await ls.session.chat_turn(params)
 
+    @server.feature("kestrel/edit")
+    async def inline_edit(ls: KestrelLanguageServer, params: Any) -> dict:
+        return await ls.session.inline_edit(params)
+
     @server.feature("kestrel/steer")
     async def steer(ls: KestrelLanguageServer, params: Any) -> dict:
         return await ls.session.steer_chat(params)

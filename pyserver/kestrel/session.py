@@ -432,6 +432,65 @@ class KestrelSession:
         self.status.publish()
         return result
 
+    # -- inline edits --------------------------------------------------------------------
+    async def inline_edit(self, params: Any) -> dict:
+        """Rewrite the selection (or the enclosing block) from an instruction, streamed as
+        `kestrel/editDelta`; answers minimal edits against the current document version."""
+        from .edits.inline_edit import EditRefused, clean_rewrite, edit_messages, minimal_edits, rebase, target_for, to_lsp_edits
+
+        data = plain(params) or {}
+        edit_id = str(data.get("id") or f"edit-{time.monotonic_ns()}")
+        await self.wait_ready(self._startup_budget())
+        uri = str(data.get("uri", ""))
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is None:
+            return {"id": edit_id, "error": "the document is not open"}
+        if is_excluded(uri, self.settings.completion.exclude_globs):
+            return {"id": edit_id, "error": "this file is excluded from Kestrel (secrets or excludeGlobs)"}
+        if self.provider is None:
+            return {"id": edit_id, "error": self.status.message or "no model is configured"}
+        instruction = str(data.get("instruction", "")).strip()
+        if not instruction:
+            return {"id": edit_id, "error": "the instruction is empty"}
+        rng = data.get("range") or {}
+        start, end = rng.get("start") or {}, rng.get("end") or rng.get("start") or {}
+        text, version = doc.source, doc.version
+        target = target_for(text, int(start.get("line", 0)), int(start.get("character", 0)),
+                            int(end.get("line", 0)), int(end.get("character", 0)))
+        encoding = str(self.server.server_capabilities.position_encoding or "utf-16")
+        self._notify("kestrel/editStarted", {"id": edit_id, "edits": to_lsp_edits(text, target.start, [(0, len(target.text), target.text)], encoding)})
+        seen = {"version": version, "refused": None}
+
+        def watch(_delta: str) -> None:  # the user may type while the edit streams
+            if doc.version != seen["version"] and seen["refused"] is None:
+                seen["version"] = doc.version
+                try:
+                    rebase(text, doc.source, target)
+                except EditRefused as exc:
+                    seen["refused"] = str(exc)
+                    self.chat.stop(edit_id)
+
+        messages = edit_messages(text, target, instruction, doc.language_id or "", uri_to_path(uri))
+        result = await self.chat.turn(self.provider, edit_id, messages, delta_method="kestrel/editDelta", on_delta=watch)
+        if seen["refused"]:
+            return {"id": edit_id, "error": seen["refused"]}
+        if result.get("error"):
+            return {"id": edit_id, "error": f"the edit failed: {result['error']}; the document was not changed"}
+        rewritten = clean_rewrite(result["text"], target.text)
+        current = self.server.workspace.text_documents.get(uri)
+        if current is None:
+            return {"id": edit_id, "error": "the document was closed"}
+        try:
+            base = rebase(text, current.source, target)
+        except EditRefused as exc:
+            return {"id": edit_id, "error": str(exc)}
+        edits = minimal_edits(target.text, rewritten)
+        return {
+            "id": edit_id, "version": current.version, "newText": rewritten,
+            "edits": to_lsp_edits(current.source, base, edits, encoding),
+            "steers": result.get("steers", []), "stopped": bool(result.get("stopped")),
+        }
+
     async def steer_chat(self, params: Any) -> dict:
         data = plain(params) or {}
         return await self.chat.steer(str(data.get("id", "")), str(data.get("text", "")))

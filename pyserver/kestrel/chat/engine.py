@@ -44,7 +44,12 @@ class ChatEngine:
         self._notify = notify
         self._turns: dict[str, _Turn] = {}
 
-    async def turn(self, provider: Provider, turn_id: str, messages: list[dict]) -> dict:
+    async def turn(
+        self, provider: Provider, turn_id: str, messages: list[dict], *, delta_method: str = "kestrel/chatDelta",
+        on_delta: Callable[[str], None] | None = None,
+    ) -> dict:
+        """Stream one answer (steerable, stoppable). Inline edits reuse this with their own
+        notification method, so steering an edit works exactly like steering a chat answer."""
         t = _Turn(turn_id, list(messages))
         self._turns[turn_id] = t
         stats = StreamStats()
@@ -56,7 +61,7 @@ class ChatEngine:
             nonlocal flush_scheduled
             flush_scheduled = False
             if pending:
-                self._notify("kestrel/chatDelta", {"id": turn_id, "delta": "".join(pending)})
+                self._notify(delta_method, {"id": turn_id, "delta": "".join(pending)})
                 pending.clear()
 
         async def pump(source: Any) -> None:
@@ -64,6 +69,8 @@ class ChatEngine:
             async for delta in source:
                 t.parts.append(delta)
                 pending.append(delta)
+                if on_delta is not None:
+                    on_delta(delta)
                 if not flush_scheduled:
                     flush_scheduled = True
                     loop.call_soon(flush)

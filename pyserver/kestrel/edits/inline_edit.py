@@ -1,0 +1,143 @@
+"""Inline edits: rewrite a region from an instruction, streamed as a live preview.
+
+The target is the selection, or with no selection the enclosing function/block. The model's
+rewrite streams to the client (`kestrel/editDelta`) through the chat engine, so the user can
+steer it like a chat answer. The result is a list of minimal edits (never a whole-region
+replacement) against the document version they were computed for. If the user types
+elsewhere meanwhile, the edits are rebased onto the new text; if the target itself changed,
+the edit is refused (never applied to the wrong lines).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from ..context.window import index_to_column, line_start_offset
+from .diff import extract_code, minimal_replacement
+
+EDIT_INSTRUCTIONS = (
+    "You rewrite code. You get a file with a region between <region> and </region> and an instruction. "
+    "Reply with ONLY the new content of the region (without the markers), keeping unchanged lines exactly "
+    "as they are. No explanation."
+)
+_BLOCK_START = re.compile(r"^\s*(async\s+def|def|class|function|func|fn|pub\s+fn|public|private|protected|static|export|const\s+\w+\s*=\s*\(|if|for|while|with|try)\b")
+CONTEXT_LINES = 30
+
+
+class EditRefused(Exception):
+    """The edit cannot be applied safely; the message says why."""
+
+
+@dataclass(frozen=True)
+class Target:
+    start: int  # offsets into the document text
+    end: int
+    text: str
+
+
+def enclosing_block(text: str, line: int) -> tuple[int, int]:
+    """(first, last) line of the function/block around `line`, by indentation."""
+    lines = text.split("\n")
+    if not lines:
+        return 0, 0
+    line = max(0, min(line, len(lines) - 1))
+
+    def indent(s: str) -> int:
+        return len(s) - len(s.lstrip())
+
+    start = line
+    while start > 0 and not (lines[start].strip() and _BLOCK_START.match(lines[start]) and
+                             (start < line or indent(lines[start]) < indent(lines[line]) or not lines[line].strip())):
+        start -= 1
+    if not _BLOCK_START.match(lines[start] or ""):
+        start = line
+    base = indent(lines[start])
+    end = start
+    for i in range(start + 1, len(lines)):
+        if lines[i].strip() and indent(lines[i]) <= base and not lines[i].strip().startswith((")", "]", "}")):
+            break
+        if lines[i].strip():
+            end = i
+        elif lines[i].strip() == "" and i + 1 < len(lines) and lines[i + 1].strip() and indent(lines[i + 1]) <= base:
+            break
+    # include a closing brace line at the block's own indentation (C-like languages)
+    if end + 1 < len(lines) and lines[end + 1].strip() in ("}", "};", "})", "end") and indent(lines[end + 1]) == base:
+        end += 1
+    return start, end
+
+
+def target_for(text: str, start_line: int, start_col: int, end_line: int, end_col: int) -> Target:
+    """The selection, expanded to whole lines; an empty selection means the enclosing block."""
+    if (start_line, start_col) == (end_line, end_col):
+        start_line, end_line = enclosing_block(text, start_line)
+    elif end_col == 0 and end_line > start_line:
+        end_line -= 1  # a selection ending at column 0 does not include that line
+    start = line_start_offset(text, start_line)
+    end = text.find("\n", line_start_offset(text, end_line))
+    end = len(text) if end < 0 else end
+    return Target(start, end, text[start:end])
+
+
+def edit_messages(text: str, target: Target, instruction: str, language: str, path: str) -> list[dict]:
+    before = text[: target.start].split("\n")[-CONTEXT_LINES:]
+    after = text[target.end :].split("\n")[: CONTEXT_LINES + 1]
+    shown = "\n".join(before) + "<region>\n" + target.text + "\n</region>" + "\n".join(after)
+    user = f"File {path} ({language}).\n```\n{shown}\n```\nInstruction: {instruction}"
+    return [{"role": "system", "content": EDIT_INSTRUCTIONS}, {"role": "user", "content": user}]
+
+
+def clean_rewrite(answer: str, original: str) -> str:
+    """The code in the answer (fences and prose removed), with the region's trailing newline kept."""
+    code = extract_code(answer)
+    code = code.replace("<region>\n", "").replace("\n</region>", "").replace("<region>", "").replace("</region>", "")
+    if not original.endswith("\n"):
+        code = code.rstrip("\n")
+    return code
+
+
+def minimal_edits(original: str, rewritten: str) -> list[tuple[int, int, str]]:
+    """(start, end, text) edits relative to `original`: one per changed run of lines, each
+    trimmed to the characters that actually change."""
+    old_lines = original.splitlines(keepends=True)
+    new_lines = rewritten.splitlines(keepends=True)
+    offsets = [0]
+    for line in old_lines:
+        offsets.append(offsets[-1] + len(line))
+    out = []
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        old_chunk = "".join(old_lines[i1:i2])
+        new_chunk = "".join(new_lines[j1:j2])
+        s, e, t = minimal_replacement(old_chunk, new_chunk)
+        out.append((offsets[i1] + s, offsets[i1] + e, t))
+    return out
+
+
+def rebase(original_doc: str, current_doc: str, target: Target) -> int:
+    """New offset of the target region in `current_doc`; raises EditRefused if it changed."""
+    if current_doc[target.start : target.end] == target.text:
+        return target.start
+    # The user typed elsewhere: find the untouched region nearest its old place.
+    candidates = []
+    pos = current_doc.find(target.text)
+    while pos >= 0:
+        candidates.append(pos)
+        pos = current_doc.find(target.text, pos + 1)
+    if not candidates:
+        raise EditRefused("the code being edited changed while the edit was streaming: nothing was applied")
+    return min(candidates, key=lambda p: abs(p - target.start))
+
+
+def to_lsp_edits(doc: str, base: int, edits: list[tuple[int, int, str]], encoding: str) -> list[dict]:
+    def position(offset: int) -> dict[str, int]:
+        line = doc.count("\n", 0, offset)
+        line_start = doc.rfind("\n", 0, offset) + 1
+        line_end = doc.find("\n", line_start)
+        line_text = doc[line_start : len(doc) if line_end < 0 else line_end]
+        return {"line": line, "character": index_to_column(line_text, offset - line_start, encoding)}
+
+    return [{"range": {"start": position(base + s), "end": position(base + e)}, "newText": t} for s, e, t in edits]

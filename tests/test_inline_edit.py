@@ -1,0 +1,150 @@
+"""Inline edits: target block, minimal edits, rebasing on concurrent typing, faults, steering."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from conftest import change_doc, kestrel, mock_options, open_doc, wait_for
+from kestrel.edits.inline_edit import EditRefused, clean_rewrite, enclosing_block, minimal_edits, rebase, target_for
+
+URI = "file:///work/edit.py"
+SOURCE = (
+    "import math\n"
+    "\n"
+    "\n"
+    "def area(r):\n"
+    "    # circle\n"
+    "    return 3.14 * r * r\n"
+    "\n"
+    "\n"
+    "def other():\n"
+    "    return 1\n"
+)
+REWRITE = "def area(r):\n    # circle\n    return math.pi * r ** 2"
+
+
+def apply(text: str, edits) -> str:
+    """Apply LSP edits (all against the same text) from the end backwards."""
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+
+    def off(p):
+        return offsets[p["line"]] + p["character"]
+
+    for e in sorted(edits, key=lambda e: off(e["range"]["start"]), reverse=True):
+        text = text[: off(e["range"]["start"])] + e["newText"] + text[off(e["range"]["end"]) :]
+    return text
+
+
+def as_edits(result) -> list[dict]:
+    return [{"range": {"start": e.range.start._asdict(), "end": e.range.end._asdict()}, "newText": e.newText}
+            for e in result.edits]
+
+
+# -- pure parts -------------------------------------------------------------------------
+def test_enclosing_block_and_target():
+    assert enclosing_block(SOURCE, 5) == (3, 5)
+    assert enclosing_block(SOURCE, 9) == (8, 9)
+    t = target_for(SOURCE, 4, 2, 4, 2)
+    assert t.text == "def area(r):\n    # circle\n    return 3.14 * r * r"
+    assert target_for(SOURCE, 8, 0, 10, 0).text == "def other():\n    return 1"
+
+
+def test_minimal_edits_touch_only_changed_characters():
+    old = "a = 1\nb = 2\nc = 3"
+    edits = minimal_edits(old, "a = 1\nb = 20\nc = 3")
+    assert edits == [(11, 11, "0")]  # just the inserted digit
+    assert minimal_edits(old, old) == []
+
+
+def test_clean_rewrite_extracts_code_from_prose_and_fences():
+    answer = "Here is the updated code:\n```python\nx = 2\n```\nHope it helps!"
+    assert clean_rewrite(answer, "x = 1") == "x = 2"
+
+
+def test_rebase_follows_the_region_or_refuses():
+    t = target_for(SOURCE, 5, 0, 5, 0)
+    assert rebase(SOURCE, "# new line\n" + SOURCE, t) == t.start + len("# new line\n")
+    with pytest.raises(EditRefused):
+        rebase(SOURCE, SOURCE.replace("3.14", "3.1415"), t)
+
+
+# -- through LSP --------------------------------------------------------------------------
+async def test_edit_enclosing_function_returns_minimal_edits(mock):
+    mock.configure(text=f"Sure! Here you go:\n```python\n{REWRITE}\n```\n")
+    async with kestrel(mock_options(mock)) as client:
+        deltas: list[str] = []
+        client.feature("kestrel/editDelta")(lambda p: deltas.append(p.delta))
+        open_doc(client, URI, SOURCE)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e1", "uri": URI, "instruction": "use math.pi",
+            "range": {"start": {"line": 5, "character": 4}, "end": {"line": 5, "character": 4}}})
+        assert not getattr(result, "error", None)
+        edits = as_edits(result)
+        assert len(edits) == 1 and all(e["range"]["start"]["line"] == 5 for e in edits)  # only the changed line
+        assert apply(SOURCE, edits) == SOURCE.replace("3.14 * r * r", "math.pi * r ** 2")
+        await wait_for(lambda: "".join(deltas).startswith("Sure!"), what="streamed preview")
+
+
+async def test_edit_rebases_when_the_user_types_above(mock):
+    mock.configure(text=REWRITE, tps=25)
+    async with kestrel(mock_options(mock)) as client:
+        deltas: list[str] = []
+        client.feature("kestrel/editDelta")(lambda p: deltas.append(p.delta))
+        open_doc(client, URI, SOURCE)
+        pending = asyncio.ensure_future(client.protocol.send_request_async("kestrel/edit", {
+            "id": "e2", "uri": URI, "instruction": "use math.pi",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}}))
+        await wait_for(lambda: deltas, what="the stream to start")
+        typed = "import os\n" + SOURCE
+        change_doc(client, URI, typed, 2)
+        result = await pending
+        assert result.version == 2
+        assert apply(typed, as_edits(result)) == typed.replace("3.14 * r * r", "math.pi * r ** 2")
+
+
+async def test_edit_refused_when_the_target_changes(mock):
+    mock.configure(text=REWRITE, tps=25)
+    async with kestrel(mock_options(mock)) as client:
+        deltas: list[str] = []
+        client.feature("kestrel/editDelta")(lambda p: deltas.append(p.delta))
+        open_doc(client, URI, SOURCE)
+        pending = asyncio.ensure_future(client.protocol.send_request_async("kestrel/edit", {
+            "id": "e3", "uri": URI, "instruction": "use math.pi",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}}))
+        await wait_for(lambda: deltas, what="the stream to start")
+        change_doc(client, URI, SOURCE.replace("# circle", "# a circle"), 2)
+        result = await pending
+        assert "changed while the edit was streaming" in result.error and not getattr(result, "edits", None)
+        await wait_for(lambda: mock.stats()["streams_cancelled"] >= 1, what="the stream to stop")
+
+
+async def test_stream_dying_mid_edit_changes_nothing(mock):
+    async with kestrel(mock_options(mock, maxRetries=0)) as client:
+        open_doc(client, URI, SOURCE)
+        mock.configure(fault="drop", fault_after=3, text=REWRITE)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e4", "uri": URI, "instruction": "x",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+        assert "the document was not changed" in result.error and not getattr(result, "edits", None)
+
+
+async def test_edit_can_be_steered_while_it_streams(mock):
+    steered = "def area(r):\n    # circle\n    return math.pi * r * r"
+    mock.configure(text=REWRITE, tps=25, rules=[{"match": "keep r * r", "text": steered}])
+    async with kestrel(mock_options(mock)) as client:
+        deltas: list[str] = []
+        client.feature("kestrel/editDelta")(lambda p: deltas.append(p.delta))
+        open_doc(client, URI, SOURCE)
+        pending = asyncio.ensure_future(client.protocol.send_request_async("kestrel/edit", {
+            "id": "e5", "uri": URI, "instruction": "use math.pi",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}}))
+        await wait_for(lambda: len("".join(deltas)) > 5, what="the stream to start")
+        ack = await client.protocol.send_request_async("kestrel/steer", {"id": "e5", "text": "keep r * r"})
+        assert ack.accepted
+        result = await pending
+        assert result.steers and result.newText.endswith(steered)

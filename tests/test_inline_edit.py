@@ -148,3 +148,14 @@ async def test_edit_can_be_steered_while_it_streams(mock):
         assert ack.accepted
         result = await pending
         assert result.steers and result.newText.endswith(steered)
+
+
+async def test_predicted_outputs_are_sent_where_supported(mock):
+    mock.configure(text=REWRITE)
+    async with kestrel(mock_options(mock, predictedOutputs=True)) as client:
+        open_doc(client, URI, SOURCE)
+        await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e6", "uri": URI, "instruction": "use math.pi",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+        body = [e["body"] for e in mock.stats()["request_log"] if e["endpoint"].endswith("/chat/completions")][-1]
+        assert body["prediction"] == {"type": "content", "content": "def area(r):\n    # circle\n    return 3.14 * r * r"}

@@ -471,7 +471,8 @@ class KestrelSession:
                     self.chat.stop(edit_id)
 
         messages = edit_messages(text, target, instruction, doc.language_id or "", uri_to_path(uri))
-        result = await self.chat.turn(self.provider, edit_id, messages, delta_method="kestrel/editDelta", on_delta=watch)
+        result = await self.chat.turn(self.provider, edit_id, messages, delta_method="kestrel/editDelta", on_delta=watch,
+                                      prediction=target.text)
         if seen["refused"]:
             return {"id": edit_id, "error": seen["refused"]}
         if result.get("error"):

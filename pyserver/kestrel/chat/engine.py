@@ -46,7 +46,7 @@ class ChatEngine:
 
     async def turn(
         self, provider: Provider, turn_id: str, messages: list[dict], *, delta_method: str = "kestrel/chatDelta",
-        on_delta: Callable[[str], None] | None = None,
+        on_delta: Callable[[str], None] | None = None, prediction: str | None = None,
     ) -> dict:
         """Stream one answer (steerable, stoppable). Inline edits reuse this with their own
         notification method, so steering an edit works exactly like steering a chat answer."""
@@ -80,7 +80,12 @@ class ChatEngine:
             while True:
                 steerable = getattr(provider, "steerable_chat", None)
                 t.session = steerable(t.history, stats) if steerable is not None and provider.native_steering else None
-                source = t.session if t.session is not None else provider.chat(t.history, stats)
+                if t.session is not None:
+                    source = t.session
+                elif prediction is not None:
+                    source = provider.chat(t.history, stats, prediction=prediction)
+                else:
+                    source = provider.chat(t.history, stats)
                 t.stream = loop.create_task(pump(source))
                 try:
                     await asyncio.shield(t.stream)

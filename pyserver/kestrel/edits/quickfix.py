@@ -56,16 +56,18 @@ def explain_messages(text: str, region: Region, message: str, language: str, pat
     return [{"role": "system", "content": EXPLAIN_INSTRUCTIONS}, {"role": "user", "content": user}]
 
 
-async def collect(provider: Provider, messages: list[dict]) -> str:
+async def collect(provider: Provider, messages: list[dict], prediction: str | None = None) -> str:
     stats = StreamStats()
-    return "".join([chunk async for chunk in provider.chat(messages, stats)])
+    stream = provider.chat(messages, stats, prediction=prediction) if prediction else provider.chat(messages, stats)
+    return "".join([chunk async for chunk in stream])
 
 
 async def compute_fix(
     provider: Provider, text: str, region: Region, message: str, language: str, path: str, encoding: str
 ) -> dict[str, Any] | None:
     """A TextEdit (as LSP JSON) for the fix, or None when the model proposes no change."""
-    answer = await collect(provider, fix_messages(text, region, message, language, path))
+    answer = await collect(provider, fix_messages(text, region, message, language, path),
+                           prediction=text[region.start : region.end])  # most of a fix is unchanged text
     new_region = extract_code(answer)
     old_region = text[region.start : region.end]
     if old_region.endswith("\n") is False and new_region.endswith("\n"):

@@ -12,15 +12,21 @@ from .prompts import completion_messages
 class ChatCompletionsProvider(HttpProvider):
     kind = "chat"
 
+    @property
+    def supports_prediction(self) -> bool:
+        return "api.openai.com" in (self.settings.base_url or "") or self.settings.predicted_outputs
     def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
         return self.chat(completion_messages(prompt), stats, max_tokens=prompt.max_tokens, temperature=0.0,
                          retries=False)
 
     async def chat(
         self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None,
-        temperature: float | None = None, retries: bool = True,
+        temperature: float | None = None, retries: bool = True, prediction: str | None = None,
     ) -> AsyncIterator[str]:
         params: dict = {"model": self.model, "messages": messages}
+        if prediction is not None and self.supports_prediction:
+            # Predicted Outputs: unchanged text streams at full speed (OpenAI Chat Completions only).
+            params["prediction"] = {"type": "content", "content": prediction}
         if max_tokens:
             params["max_tokens"] = max_tokens
         if temperature is not None:

@@ -198,7 +198,8 @@ class ResponsesWebSocketProvider:
         return self.chat(completion_messages(prompt), stats, max_tokens=prompt.max_tokens, effort="low")
 
     async def chat(
-        self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None, effort: str | None = None
+        self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None, effort: str | None = None,
+        prediction: str | None = None,  # (Predicted Outputs: Chat Completions only)
     ) -> AsyncIterator[str]:
         params = responses_params(self.settings, messages, max_tokens=max_tokens, effort=effort or self.settings.effort)
         params.pop("stream", None)

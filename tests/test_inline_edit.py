@@ -159,3 +159,25 @@ async def test_predicted_outputs_are_sent_where_supported(mock):
             "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
         body = [e["body"] for e in mock.stats()["request_log"] if e["endpoint"].endswith("/chat/completions")][-1]
         assert body["prediction"] == {"type": "content", "content": "def area(r):\n    # circle\n    return 3.14 * r * r"}
+
+
+RENAMED = "def scale(n):\n    total = count * 2\n    return count + total\n"
+
+
+async def test_next_edit_suggestion_updates_the_uses_of_a_renamed_parameter(mock):
+    mock.configure(text="def scale(n):\n    total = n * 2\n    return n + total")
+    uri = "file:///work/nes.py"
+    async with kestrel(mock_options(mock)) as off:  # off by default: no model call
+        open_doc(off, uri, RENAMED.replace("(n)", "(count)"))
+        change_doc(off, uri, RENAMED, 2)
+        assert await off.protocol.send_request_async("kestrel/nextEdit", {"uri": uri, "position": {"line": 0, "character": 11}}) is None
+        assert "/v1/chat/completions" not in mock.stats()["requests"]
+    async with kestrel(mock_options(mock, nextEdit=True)) as client:
+        open_doc(client, uri, RENAMED.replace("(n)", "(count)"))
+        change_doc(client, uri, RENAMED, 2)
+        result = await client.protocol.send_request_async("kestrel/nextEdit", {"uri": uri, "position": {"line": 0, "character": 11}})
+        edits = [{"range": {"start": e.range.start._asdict(), "end": e.range.end._asdict()}, "newText": e.newText} for e in result.edits]
+        assert apply(RENAMED, edits) == RENAMED.replace("count", "n")
+        assert all(e["range"]["start"]["line"] in (1, 2) for e in edits)  # only the uses, nowhere else
+        prompt = [e["body"] for e in mock.stats()["request_log"] if e["endpoint"].endswith("/chat/completions")][-1]
+        assert "-def scale(count):" in prompt["messages"][-1]["content"]  # the recent edit, as a diff

@@ -87,6 +87,7 @@ class Settings:
     request_timeout_s: float = 30.0
     max_retries: int = 2
     ws_rotate_s: float = 55 * 60  # Responses WS sockets live 60 min: rotate before
+    next_edit: bool = False  # next edit suggestions (off by default)
     predicted_outputs: bool = False  # send `prediction` to non-OpenAI Chat Completions servers too
     ca_bundle: str | None = None  # extra CA certificates (PEM) for HTTPS and WSS; SSL_CERT_FILE works too
     completion: CompletionSettings = field(default_factory=CompletionSettings)
@@ -128,6 +129,7 @@ _CAMEL = {
     "modelPath": "model_path",
     "caBundle": "ca_bundle",
     "predictedOutputs": "predicted_outputs",
+    "nextEdit": "next_edit",
 }
 
 _NESTED = {"completion": CompletionSettings, "local": LocalSettings}

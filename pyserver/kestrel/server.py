@@ -78,7 +78,7 @@ def create_server() -> KestrelLanguageServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: KestrelLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.session.touched(params.text_document.uri)
+        ls.session.opened(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: KestrelLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -120,6 +120,10 @@ def create_server() -> KestrelLanguageServer:
     @server.feature("kestrel/edit")
     async def inline_edit(ls: KestrelLanguageServer, params: Any) -> dict:
         return await ls.session.inline_edit(params)
+
+    @server.feature("kestrel/nextEdit")
+    async def next_edit(ls: KestrelLanguageServer, params: Any) -> dict | None:
+        return await ls.session.next_edit(params)
 
     @server.feature("kestrel/steer")
     async def steer(ls: KestrelLanguageServer, params: Any) -> dict:

@@ -42,6 +42,9 @@ class KestrelSession:
         self.engine = InlineCompletionEngine(self.settings.completion, self.status)
         self.neighbors = NeighborIndex()
         self.chat = ChatEngine(self._notify)
+        from .edits.next_edit import EditHistory
+
+        self.edit_history = EditHistory()
         self.provider: Provider | None = None
         self.local = None  # LocalModelServer when the embedded model runs
         self._init_options: dict[str, Any] = {}
@@ -225,8 +228,15 @@ class KestrelSession:
     def touched(self, uri: str) -> None:
         self._recent[uri] = time.monotonic()
 
+    def opened(self, uri: str) -> None:
+        self.touched(uri)
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is not None:
+            self.edit_history.opened(uri, doc.source)
+
     def closed(self, uri: str) -> None:
         self._recent.pop(uri, None)
+        self.edit_history.forget(uri)
         self.neighbors.forget(uri)
         self.engine.forget(uri)
 
@@ -491,6 +501,43 @@ class KestrelSession:
             "edits": to_lsp_edits(current.source, base, edits, encoding),
             "steers": result.get("steers", []), "stopped": bool(result.get("stopped")),
         }
+
+    async def next_edit(self, params: Any) -> dict | None:
+        """The edit the user will likely make next near the cursor, or None (also when disabled)."""
+        from .edits.inline_edit import to_lsp_edits
+        from .edits.next_edit import next_edit_messages, region_around, suggested_edits
+
+        await self.wait_ready(self._startup_budget())
+        if not self.settings.next_edit:
+            return None
+        data = plain(params) or {}
+        uri = str(data.get("uri", ""))
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is None or self.provider is None or is_excluded(uri, self.settings.completion.exclude_globs):
+            return None
+        text, version = doc.source, doc.version
+        diff = self.edit_history.recent_diff(uri, text)
+        if not diff:
+            return None
+        line = int((data.get("position") or {}).get("line", 0))
+        target = region_around(text, line)
+        from .edits.quickfix import collect
+
+        try:
+            answer = await collect(self.provider, next_edit_messages(diff, text, target, doc.language_id or "", uri_to_path(uri)),
+                                   prediction=target.text)
+        except ProviderError as exc:
+            self.status.failed(exc)
+            self.status.publish_soon()
+            return None
+        if doc.version != version:
+            return None  # the user kept typing: this suggestion is already stale
+        edits = suggested_edits(answer, target)
+        self.edit_history.settle(uri, text)
+        if not edits:
+            return None
+        encoding = str(self.server.server_capabilities.position_encoding or "utf-16")
+        return {"uri": uri, "version": version, "edits": to_lsp_edits(text, target.start, edits, encoding)}
 
     async def steer_chat(self, params: Any) -> dict:
         data = plain(params) or {}

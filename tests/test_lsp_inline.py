@@ -128,7 +128,7 @@ async def test_configuration_change_switches_provider(mock):
         open_doc(client, URI, "x = \n")
         assert await complete(client, URI, 0, 4) == "1"
         client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(settings={"kestrel": {"provider": "fim", "completion": {"maxLines": 2}}})
+            types.DidChangeConfigurationParams(settings=mock_options(mock, "fim", completion={"maxLines": 2}))
         )
         change_doc(client, URI, "y = \n", 2)
         assert await complete(client, URI, 0, 4) == "1"
@@ -141,3 +141,20 @@ async def test_unconfigured_server_answers_empty_and_says_why():
         assert await complete(client, URI, 0, 4) is None
         await wait_for(lambda: any("no model configured" in m.message for m in client.messages), what="the message")
         assert any(ev["state"] == "unconfigured" for ev in client.status_events)
+
+
+async def test_configuration_change_can_clear_a_startup_value_and_the_key(mock):
+    mock.configure(text="1\n")
+    async with kestrel(mock_options(mock, "chat")) as client:
+        open_doc(client, URI, "x = \n")
+        assert await complete(client, URI, 0, 4) == "1"
+        # The client's whole section without a provider: the startup provider is cleared.
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"kestrel": {"provider": None}}))
+        change_doc(client, URI, "y = \n", 2)
+        assert await complete(client, URI, 0, 4) is None
+        await wait_for(lambda: client.status_events[-1]["state"] == "unconfigured", what="unconfigured")
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+            settings=mock_options(mock, "chat")))
+        client.protocol.notify("kestrel/setApiKey", {"apiKey": None})  # clearing the key is honoured
+        change_doc(client, URI, "z = \n", 3)
+        assert await complete(client, URI, 0, 4) == "1"

@@ -47,11 +47,15 @@ def test_nothing_configured():
     assert not load_settings(environ={}).configured
 
 
-@pytest.mark.parametrize("bad", [{"effort": "max"}, {"provider": "nope"}, {"completion": {"maxLines": 0}},
-                                 {"completion": {"bogus": 1}}])
+@pytest.mark.parametrize("bad", [{"effort": "max"}, {"provider": "nope"}, {"completion": {"maxLines": 0}}])
 def test_bad_settings_raise_readable_errors(bad):
     with pytest.raises(SettingsError):
         load_settings(bad, environ={"KESTREL_PROVIDER": "chat", "KESTREL_MODEL": "m"})
+
+
+def test_unknown_nested_settings_are_ignored_not_fatal():
+    s = load_settings({"completion": {"bogus": 1, "maxLines": 4}}, environ={"KESTREL_PROVIDER": "chat", "KESTREL_MODEL": "m"})
+    assert s.completion.max_lines == 4 and s.configured
 
 
 def test_settings_repr_hides_the_key():

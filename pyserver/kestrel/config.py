@@ -9,9 +9,12 @@ settings UI (Neovim, Helix) work out of the box.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
+
+log = logging.getLogger(__name__)
 
 ProviderKind = Literal["responses-ws", "responses", "chat", "fim"]
 Effort = Literal["low", "medium", "high", "xhigh"]
@@ -188,8 +191,9 @@ def _apply(base: Settings, raw: Mapping[str, Any]) -> Settings:
             continue
         valid = {f.name for f in dataclasses.fields(cls)}
         unknown = set(section) - valid
-        if unknown:
-            raise SettingsError(f"unknown {name} setting(s): {', '.join(sorted(unknown))}")
+        if unknown:  # a newer client may know more settings: ignore them, do not fail
+            log.warning("ignoring unknown %s setting(s): %s", name, ", ".join(sorted(unknown)))
+            section = {k: v for k, v in section.items() if k in valid}
         for key in ("disabled_languages", "exclude_globs"):
             if key in section:
                 section[key] = tuple(section[key])

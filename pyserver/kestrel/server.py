@@ -34,6 +34,11 @@ class KestrelProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        # VS Code cancels requests that already finished all the time: not worth a warning.
+        if msg_id in self._request_futures:
+            super()._handle_cancel_notification(msg_id)
+
     def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
         """pygls 2.1.1 files a Future under a fresh id for every notification handled by a
         generator (didOpen/didChange/...) and never removes it: ~1.6 KB leaked per keystroke

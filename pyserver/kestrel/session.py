@@ -49,7 +49,8 @@ class KestrelSession:
         self.local = None  # LocalModelServer when the embedded model runs
         self._init_options: dict[str, Any] = {}
         self._changed: dict[str, Any] = {}
-        self._api_key: str | None = None
+        self._api_key: str | None = None  # from kestrel/setApiKey, or the startup options
+        self._api_key_set = False  # kestrel/setApiKey was called (its null clears the startup key)
         self._recent: dict[str, float] = {}  # uri -> last edit/open time
         self._ready = asyncio.Event()
         self._setup: asyncio.Task | None = None
@@ -69,9 +70,11 @@ class KestrelSession:
     def initialize(self, options: Any) -> None:
         options = plain(options) if options is not None else {}
         self._init_options = options if isinstance(options, dict) else {}
-        key = (self._init_options.get("kestrel") or self._init_options).get("apiKey") if self._init_options else None
+        section = (self._init_options.get("kestrel") or self._init_options) if self._init_options else {}
+        key = section.get("apiKey") if isinstance(section, dict) else None
         if key:
             redact.register_secret(key)
+            self._api_key = key
 
     def start(self) -> None:
         """After `initialized`: build the provider off the request path (importing openai is slow)."""
@@ -84,7 +87,8 @@ class KestrelSession:
         self._spawn(self._configure())
 
     def set_api_key(self, key: str | None) -> None:
-        self._api_key = key or None
+        self._api_key = key or None  # null clears it (back to the environment's key, if any)
+        self._api_key_set = True
         if key:
             redact.register_secret(key)
         self._ready.clear()
@@ -101,13 +105,16 @@ class KestrelSession:
 
     async def _configure_locked(self) -> None:
         try:
-            new = load_settings(self._init_options, self._changed)
+            # A configuration change carries the client's whole `kestrel` section: it replaces the
+            # startup options (so a value can be cleared), on top of the environment.
+            new = load_settings(None if self._changed else self._init_options, self._changed)
         except SettingsError as exc:
             self.status.unconfigured(f"Kestrel: invalid settings: {exc}")
             self._ready.set()
             return
-        if self._api_key:
-            new = dataclasses.replace(new, api_key=self._api_key)
+        if self._api_key or self._api_key_set:
+            env_key = load_settings(None, None).api_key if not self._api_key and new.provider else None
+            new = dataclasses.replace(new, api_key=self._api_key or env_key)
         redact.register_secret(new.api_key)
         old, self.settings = self.settings, new
         transport_changed = (old.provider, old.base_url, old.model, old.api_key, old.http2, old.fim_template, old.local) != (
@@ -272,6 +279,8 @@ class KestrelSession:
         settings = self.settings.completion
         if doc is None or not settings.enabled or len(doc.source) > MAX_DOCUMENT_CHARS:
             return None
+        if self.provider is None:
+            return None  # the status already says why (unconfigured / local model unavailable)
         language = doc.language_id or ""
         if language in settings.disabled_languages or is_excluded(uri, settings.exclude_globs):
             return None

@@ -21,9 +21,21 @@ const options = {
   logLevel: "info",
 };
 
+// The chat webview's script: a browser bundle (markdown-it + highlight.js), loaded under a strict CSP.
+const webview = {
+  entryPoints: [path.join(root, "src", "chat", "webview", "main.ts")],
+  outfile: path.join(root, "dist", "chat.js"),
+  bundle: true,
+  platform: "browser",
+  format: "iife",
+  target: "es2022",
+  sourcemap: false,
+  minify: production,
+  logLevel: "info",
+};
+
 if (watch) {
-  const ctx = await esbuild.context(options);
-  await ctx.watch();
+  for (const o of [options, webview]) await (await esbuild.context(o)).watch();
 } else {
-  await esbuild.build(options);
+  await Promise.all([esbuild.build(options), esbuild.build(webview)]);
 }

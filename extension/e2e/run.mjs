@@ -199,7 +199,7 @@ async function main() {
     } else {
       const dest = path.join(dirs.ext, `${PKG.publisher}.${PKG.name}-${PKG.version}`);
       log("copying the built extension folder to", dest);
-      for (const p of ["package.json", "extension/dist", "pyproject.toml", "pyserver"]) {
+      for (const p of ["package.json", "extension/dist", "extension/media", "pyproject.toml", "pyserver"]) {
         fs.cpSync(path.join(REPO, p), path.join(dest, p), { recursive: true });
       }
     }
@@ -420,6 +420,50 @@ async function main() {
     results.checks.toggle = "menu disabled completions (no ghost text for 1.5 s); Ctrl+Alt+Shift+K re-enabled them";
     log("toggle: off from the status bar menu, on with Ctrl+Alt+Shift+K");
 
+    // 9b. Chat panel: stream an answer, steer it mid-stream (Enter), and model HTML stays inert.
+    {
+      const mockRoot = mockUrl.replace(/\/v1\/?$/, "");
+      const setMock = (cfg) => fetch(`${mockRoot}/_mock/config`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(cfg) });
+      const XSS = '<img src=x onerror="document.title=\'pwned\'"> and <script>document.title="pwned"</script>';
+      const answer = `Here is the answer. ${XSS}\n\n` + "streaming words ".repeat(150);
+      await setMock({ text: answer, tps: 40, ttft_ms: 0, rules: [{ match: "be brief", text: " STEERED: brief now." }] });
+      let dialogs = 0;
+      page.on("dialog", (d) => { dialogs += 1; void d.dismiss(); });
+      await page.keyboard.press("Control+Shift+P");
+      await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+      await page.keyboard.type("Kestrel: Open Chat");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: "Open Chat" }).first().waitFor();
+      await page.keyboard.press("Enter");
+      const chat = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+      const input = chat.locator("#input");
+      await input.waitFor({ timeout: 60_000 });
+      await input.fill("Explain this project");
+      const enterAt = Date.now();
+      await input.press("Enter");
+      const streaming = chat.locator(".turn.assistant.streaming .markdown");
+      await waitFor("the first rendered token", async () => ((await streaming.first().textContent({ timeout: 500 }).catch(() => "")) || "").length > 0, 60_000, 10);
+      results.checks.chatEnterToFirstTokenMs = Date.now() - enterAt;
+      log("chat: Enter -> first rendered token", results.checks.chatEnterToFirstTokenMs, "ms");
+      await waitFor("some streamed words", async () => ((await streaming.first().textContent({ timeout: 500 }).catch(() => "")) || "").includes("streaming words streaming"), 60_000, 50);
+      await input.fill("be brief");
+      await input.press("Enter"); // Enter while streaming steers the running answer
+      const done = chat.locator(".turn.assistant:not(.streaming)").last();
+      await waitFor("the steered continuation", async () => ((await done.textContent({ timeout: 500 }).catch(() => "")) || "").includes("STEERED: brief now."), 60_000, 100);
+      const finalText = await done.textContent();
+      if (!finalText.startsWith("Here is the answer.")) throw new Error("the text streamed before the steer was lost");
+      if ((await chat.locator("#transcript .steer-mark").count()) < 1) throw new Error("the transcript does not show where the steer landed");
+      results.checks.chatSteerMark = (await chat.locator("#transcript .steer-mark").first().textContent()).trim();
+      // Model output is data: the <img onerror> and <script> render as text, never as elements.
+      if (!finalText.includes('<script>document.title="pwned"</script>')) throw new Error("model HTML was not shown as text");
+      const injected = await chat.locator("#transcript img, #transcript script").count();
+      if (injected !== 0 || dialogs !== 0 || /pwned/.test(await page.title())) throw new Error("model HTML was rendered as markup");
+      results.checks.chatXssInert = true;
+      await page.screenshot({ path: path.join(OUT, "chat-steered.png") });
+      log("chat: steered ->", results.checks.chatSteerMark);
+      await setMock({ text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
+      await editor.locator(".view-lines").click();
+    }
+
     // 10. API key: "Kestrel: Set API Key" -> SecretStorage -> server -> the model's Authorization header.
     proxy = await authRecordingProxy(mockUrl);
     await page.keyboard.press("Control+Shift+P");
@@ -494,7 +538,7 @@ async function main() {
     }
 
     await page.screenshot({ path: path.join(OUT, "final.png") });
-    results.checks.screenshots = ["ghost-text.png", "install-offer.png", "final.png"]
+    results.checks.screenshots = ["ghost-text.png", "chat-steered.png", "install-offer.png", "final.png"]
       .map((f) => path.join(OUT, f))
       .filter((f) => fs.existsSync(f));
     results.mockStats = JSON.parse((await httpGet(`${mockUrl.replace(/\/v1$/, "")}/_mock/stats`)).body);

@@ -47,6 +47,7 @@ import {
   type ServerSettings,
 } from "./settings";
 import { viewStatus, type ClientPhase, type KestrelStatus } from "./statusView";
+import { ChatViewProvider } from "./chat/chatView";
 
 const SECRET_KEY = "kestrel.apiKey";
 
@@ -108,6 +109,15 @@ class Kestrel implements vscode.Disposable {
     cmd("kestrel.selectProvider", () => this.selectProvider());
     cmd("kestrel.showMenu", () => this.showMenu());
     cmd("kestrel.showLogs", () => this.log.show(true));
+
+    // The chat view talks to whichever client is running now (it survives server restarts).
+    const chat = new ChatViewProvider(context, () => (this.client?.isRunning() ? this.client : undefined));
+    this.disposables.push(
+      chat,
+      vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    );
+    cmd("kestrel.focusChat", () => vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`));
+    cmd("kestrel.newChat", () => chat.newChat());
     cmd("kestrel.restartServer", () => this.restart("restart requested"));
     cmd("kestrel.installServer", () => this.install());
 

@@ -68,8 +68,9 @@ def summary(values: list[float], digits: int = 3) -> dict[str, Any]:
 # mock model in its own process (so it does not share the GIL with the measuring client)
 # ----------------------------------------------------------------------------------------
 class MockProcess:
-    def __init__(self, log_path: Path | None = None, **config: Any) -> None:
+    def __init__(self, log_path: Path | None = None, args: list[str] | None = None, **config: Any) -> None:
         self.log_path = log_path
+        self.args = list(args or [])  # extra CLI arguments, e.g. ["--certfile", c, "--keyfile", k]
         self.initial = config
         self.proc: subprocess.Popen | None = None
         self.base_url = ""
@@ -80,6 +81,7 @@ class MockProcess:
         cmd = [sys.executable, "-m", "kestrel.testing.mock_model", "--port", "0"]
         if self.initial:
             cmd += ["--config", json.dumps(self.initial)]
+        cmd += self.args
         self._log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self._log, env=clean_env(), cwd=REPO)
         assert self.proc.stdout is not None
@@ -105,11 +107,20 @@ class MockProcess:
         if self._log not in (None, subprocess.DEVNULL):
             self._log.close()
 
+    @property
+    def port(self) -> int:
+        return int(self.root.rsplit(":", 1)[1].split("/", 1)[0])
+
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.root + path, data=data, method=method,
                                      headers={"content-type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        ctx = None
+        if self.root.startswith("https://"):  # control calls only: skip verification of the bench's own cert
+            import ssl
+
+            ctx = ssl._create_unverified_context()
+        with urllib.request.urlopen(req, timeout=10, context=ctx) as resp:
             return json.loads(resp.read() or b"null")
 
     def configure(self, **cfg: Any) -> dict:
@@ -253,8 +264,8 @@ def client_capabilities() -> types.ClientCapabilities:
 CLIENT_KIND = "raw"  # or "pygls" (--client)
 
 
-def new_client() -> Any:
-    if CLIENT_KIND == "pygls":
+def new_client(raw: bool = False) -> Any:
+    if CLIENT_KIND == "pygls" and not raw:
         return BenchClient()
     from .rawclient import RawClient
 
@@ -262,12 +273,14 @@ def new_client() -> Any:
 
 
 @asynccontextmanager
-async def kestrel_server(options: dict, log_path: Path | None, ready: bool = True) -> AsyncIterator[Any]:
-    """Spawn `python -m kestrel`, initialize it and (by default) wait until the provider is ready."""
-    client = new_client()
+async def kestrel_server(options: dict, log_path: Path | None, ready: bool = True, raw: bool = False,
+                         env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    """Spawn `python -m kestrel`, initialize it and (by default) wait until the provider is ready.
+    raw=True: always the RawClient (benchmarks that timestamp notifications need its hook)."""
+    client = new_client(raw)
     log = open(log_path, "ab") if log_path else subprocess.DEVNULL
     try:
-        await client.spawn(SERVER_CMD, clean_env(), log)
+        await client.spawn(SERVER_CMD, clean_env(**(env or {})), log)
         await client.initialize(options)
         if ready:
             await wait_ready(client)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from typing import Any
 
 from .common import URI, REPO
@@ -33,6 +34,9 @@ class RawClient:
         # called synchronously when a response arrives, before any other task runs
         # (future callbacks run a loop iteration later, after the caller may have moved on)
         self.on_response: Any = None
+        # called synchronously as on_notification(method, params, perf_counter()) when a
+        # notification arrives (relay / steer benchmarks timestamp chat deltas with it)
+        self.on_notification: Any = None
 
     async def spawn(self, cmd: list[str], env: dict[str, str], stderr: Any) -> None:
         self.proc = await asyncio.create_subprocess_exec(
@@ -74,6 +78,8 @@ class RawClient:
                 self._write({"jsonrpc": "2.0", "id": msg["id"], "result": None})
                 return
             self.notifications[method] = self.notifications.get(method, 0) + 1
+            if self.on_notification is not None:
+                self.on_notification(method, msg.get("params"), time.perf_counter())
             if method == "kestrel/status":
                 self.status_events.append(msg.get("params") or {})
             return

@@ -2,7 +2,8 @@
 
     python -m bench.run [--quick] [--only NAME,...] [--samples N] [--out DIR] [--kinds K,...]
 
-Benchmarks (NAME): inline_added, cold_start, rss_mb, keystroke_storm, sdk_parse_cost, local_model.
+Benchmarks (NAME): inline_added, cold_start, rss_mb, keystroke_storm, sdk_parse_cost, local_model,
+relay, steer_ms, transports, codex.
 Writes results.json and RESULTS.md to --out (default: bench/), server/mock logs to
 <out>/out/ (bench/out/ by default). The mock model always runs as its own process.
 """
@@ -21,9 +22,10 @@ from typing import Any
 from . import common
 from .report import checks, render_markdown
 
-BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost", "local_model")
+BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost", "local_model",
+              "relay", "steer_ms", "transports", "codex")
 ALIASES = {"rss": "rss_mb", "storm": "keystroke_storm", "parse_cost": "sdk_parse_cost", "sdk_parse": "sdk_parse_cost",
-           "inline": "inline_added", "cold": "cold_start"}
+           "inline": "inline_added", "cold": "cold_start", "steer": "steer_ms", "transport": "transports"}
 ALL_KINDS = ("chat", "fim", "responses", "responses-ws", "chat-h1")  # chat-h1: chat with http2=off (HTTP/1.1)
 
 
@@ -56,6 +58,17 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
         "local_samples": 3 if q else 20,
         "kinds": [k.strip() for k in args.kinds.split(",") if k.strip()],
         "rss_kinds": ["chat", "responses-ws"] if q else ["chat", "fim", "responses", "responses-ws"],
+        "relay_kinds": ["chat", "responses-ws"],
+        "relay_rates": [1000, 5000, 10000, 20000, 40000, 0],  # tokens/s; 0 = unlimited
+        "relay_seconds": 0.15 if q else 0.3,  # stream length per rate (twice that at 1,000 tok/s)
+        "relay_unlimited_tokens": 3000 if q else 10000,
+        "relay_reps": 1 if q else 3,
+        "steer_samples": 10 if q else 120,  # x 3 modes; ~0.1 s each (keeps `make bench` < 10 min)
+        "steer_warmup": 2 if q else 5,
+        "transport_samples": 10 if q else 200,
+        "transport_warmup": 2 if q else 5,
+        "codex_samples": 2 if q else 20,
+        "codex_warmup": 1,
         "mock": {"text": common.MOCK_TEXT, "inline_ttft_ms": 0, "inline_tps": 0, "storm_ttft_ms": 30, "storm_tps": 400},
     }
 
@@ -85,6 +98,23 @@ async def run_one(name: str, cfg: dict[str, Any], logs: Path) -> Any:
         from . import local_model
 
         return await local_model.run(cfg["local_samples"], logs)
+    if name == "relay":
+        from . import relay
+
+        return await relay.run(cfg["relay_kinds"], cfg["relay_rates"], cfg["relay_seconds"],
+                               cfg["relay_unlimited_tokens"], cfg["relay_reps"], logs)
+    if name == "steer_ms":
+        from . import steer_ms
+
+        return await steer_ms.run(cfg["steer_samples"], cfg["steer_warmup"], logs)
+    if name == "transports":
+        from . import transports
+
+        return await transports.run(cfg["transport_samples"], cfg["transport_warmup"], logs)
+    if name == "codex":
+        from . import codex
+
+        return await codex.run(cfg["codex_samples"], cfg["codex_warmup"], logs)
     raise ValueError(name)
 
 
@@ -102,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else Path(__file__).resolve().parent
     logs = out / "out"
     logs.mkdir(parents=True, exist_ok=True)
-    for f in ("server.log", "mock.log"):
+    for f in ("server.log", "mock.log", "proxy.log"):
         (logs / f).write_bytes(b"")
     common.CLIENT_KIND = args.client
     cfg = plan(args)

@@ -45,3 +45,23 @@ def test_bench_quick_smoke(tmp_path: Path) -> None:
         assert _num(cold[series]["p50"]) and _num(cold[series]["p95"])
 
     assert all(isinstance(c["pass"], bool) and c["name"] and "target" in c for c in doc["checks"])
+
+
+def test_bench_transports_quick_smoke(tmp_path: Path) -> None:
+    """TLS mock behind the latency proxy: every transport answers (a few seconds in --quick)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--quick", "--only", "transports", "--out", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    tr = doc["results"]["transports"]
+    assert "error" not in tr, tr
+    for mode in ("new_conn_h1", "pool_h1", "pool_h2", "ws", "kestrel_chat", "kestrel_responses_ws"):
+        m = tr["modes"][mode]
+        assert m["wrong"] == 0, (mode, m)
+        assert m["total_ms"]["n"] == doc["config"]["transport_samples"]
+        assert _num(m["ttft_ms"]["p50"]) and _num(m["overhead_ms"]["p95"])
+    assert tr["http_versions"] == {"new_conn_h1": "HTTP/1.1", "pool_h1": "HTTP/1.1", "pool_h2": "HTTP/2"}
+    assert "## transports" in (tmp_path / "RESULTS.md").read_text()
+    assert any(c["name"].startswith("transports:") for c in doc["checks"])

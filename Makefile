@@ -53,7 +53,7 @@ CODE_SERVER_STAMP := $(TOOLS)/.code-server-$(CODE_SERVER_VERSION)
 NPM_STAMP := node_modules/.installed-$(shell cat package-lock.json 2>/dev/null | sha256sum | cut -c1-12)
 # Every npm/node command below runs on Node 24 (vitest and vsce need Node >= 22).
 NODE_ENV_VARS := PATH="$(NODE_DIR)/bin:$$PATH" npm_config_nodedir="$(NODE_DIR)" npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
-EXT_SOURCES := $(wildcard extension/src/*.ts extension/src/chat/*.ts extension/src/chat/webview/*.ts extension/media/*) package.json tsconfig.json extension/esbuild.mjs .vscodeignore extension/README.md $(shell find pyserver/kestrel -name '*.py' 2>/dev/null)
+EXT_SOURCES := $(wildcard extension/src/*.ts extension/src/edit/*.ts extension/src/chat/*.ts extension/src/chat/webview/*.ts extension/media/*) package.json tsconfig.json extension/esbuild.mjs .vscodeignore extension/README.md $(shell find pyserver/kestrel -name '*.py' 2>/dev/null)
 
 node-tools: $(NODE_STAMP)
 $(NODE_STAMP):

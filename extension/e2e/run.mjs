@@ -244,6 +244,9 @@ async function main() {
     writeSettings(settings);
     const mainPy = path.join(dirs.ws, "main.py");
     fs.writeFileSync(mainPy, "def compute(n):\n    return n * 2\n\n\n");
+    // Files for the quick-fix and inline-edit steps exist from the start, so quick open finds them.
+    fs.writeFileSync(path.join(dirs.ws, "config.json"), '{\n  "a": 1,\n  "b": 2,\n}\n');
+    fs.writeFileSync(path.join(dirs.ws, "edit.py"), "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n");
 
     // 4. code-server.
     const port = await freePort();
@@ -462,6 +465,91 @@ async function main() {
       log("chat: steered ->", results.checks.chatSteerMark);
       await setMock({ text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
       await editor.locator(".view-lines").click();
+    }
+
+    // 9c. Quick fix: a JSON error from VS Code's own JSON service -> Ctrl+. -> "Fix with Kestrel" -> fixed.
+    {
+      const mockRoot = mockUrl.replace(/\/v1\/?$/, "");
+      const setMock = (cfg) => fetch(`${mockRoot}/_mock/config`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(cfg) });
+      const openFile = async (name) => {
+        await page.keyboard.press("Control+P");
+        await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+        await page.keyboard.type(name);
+        await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
+        await page.keyboard.press("Enter");
+        await page.locator(".tab.active", { hasText: name }).waitFor();
+        const ed = page.locator(".editor-instance .monaco-editor").first();
+        await ed.locator(".view-lines").click();
+        return ed;
+      };
+      const jsonPath = path.join(dirs.ws, "config.json");
+      await setMock({ text: '  "b": 2', tps: 0, ttft_ms: 0, rules: [] });
+      await openFile("config.json");
+      await page.keyboard.press("Control+Home");
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("End");
+      await waitFor("the JSON diagnostic", async () => (await page.locator(".squiggly-error, .squiggly-warning").count()) > 0, 60_000, 200);
+      const actionsBefore = (await (await fetch(`${mockRoot}/_mock/stats`)).json()).requests["/v1/chat/completions"] ?? 0;
+      await page.keyboard.press("Control+.");
+      const fixItem = page.locator(".action-widget .monaco-list-row", { hasText: "Fix with Kestrel" }).first();
+      await fixItem.waitFor({ timeout: 30_000 });
+      const listed = (await (await fetch(`${mockRoot}/_mock/stats`)).json()).requests["/v1/chat/completions"] ?? 0;
+      if (listed !== actionsBefore) throw new Error("listing the quick fixes called the model");
+      await fixItem.click();
+      const jsonEditor = page.locator(".editor-instance .monaco-editor .view-lines").first();
+      await waitFor("the fix in the editor", async () => !((await jsonEditor.textContent()) || "").includes('2,'), 60_000, 100);
+      await page.keyboard.press("Control+S");
+      await waitFor("config.json fixed on disk", () => fs.readFileSync(jsonPath, "utf8") === '{\n  "a": 1,\n  "b": 2\n}\n', 60_000, 200);
+      results.checks.quickFix = "Ctrl+. -> Fix with Kestrel removed the trailing comma (model called only when picked)";
+      log("quick fix applied");
+
+      // 9d. Inline edit (Ctrl+I): accepted with Tab (one undo step), then one rejected with Esc (byte for byte).
+      const editPath = path.join(dirs.ws, "edit.py");
+      const original = "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n";
+      await setMock({ text: "def area(r):\n    return math.pi * r * r", tps: 0, ttft_ms: 0, rules: [] });
+      await openFile("edit.py");
+      await page.keyboard.press("Control+End");
+      await page.keyboard.press("ArrowUp");
+      const instruct = async (text) => {
+        const started = Date.now();
+        await page.keyboard.press("Control+I");
+        const box = page.locator(".quick-input-widget input");
+        await box.waitFor({ state: "visible" });
+        await page.keyboard.type(text);
+        await page.keyboard.press("Enter");
+        await page.locator(".monaco-diff-editor").first().waitFor({ timeout: 60_000 });
+        return Date.now() - started;
+      };
+      results.checks.inlineEditToPreviewMs = await instruct("use math.pi");
+      await waitFor("the final preview", async () => ((await page.locator(".monaco-diff-editor .modified-side, .monaco-diff-editor .editor.modified").first().textContent().catch(() => "")) || "").includes("math.pi"), 30_000, 100);
+      await page.locator(".tab", { hasText: "edit.py" }).first().click();
+      await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+      const editLines = page.locator(".editor-instance .monaco-editor .view-lines").first();
+      const shows = (needle) => waitFor(`the editor to show ${needle}`, async () => ((await editLines.textContent()) || "").replace(/\u00a0/g, " ").includes(needle), 30_000, 100);
+      const saveUntil = (what, pred) => waitFor(what, async () => { if (pred()) return true; await page.keyboard.press("Control+S"); await sleep(300); return pred(); }, 30_000, 100);
+      await page.keyboard.press("Tab"); // accept
+      await shows("math.pi");
+      await saveUntil("edit.py accepted on disk", () => fs.readFileSync(editPath, "utf8") === original.replace("3.14", "math.pi"));
+      await page.keyboard.press("Control+Z"); // one undo step restores the original
+      await shows("3.14");
+      await saveUntil("undo restores edit.py", () => fs.readFileSync(editPath, "utf8") === original);
+      await instruct("use math.pi again");
+      await page.locator(".tab", { hasText: "edit.py" }).first().click();
+      await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
+      await page.keyboard.press("Escape"); // reject
+      await waitFor("the review to close", async () => (await page.locator(".monaco-diff-editor").count()) === 0, 30_000, 100);
+      await page.keyboard.press("Control+S");
+      await sleep(500);
+      if (fs.readFileSync(editPath, "utf8") !== original) throw new Error("reject did not keep the original byte for byte");
+      if (((await editLines.textContent()) || "").includes("math.pi")) throw new Error("reject left the edit in the editor");
+      results.checks.inlineEdit = "accepted with Tab (one undo step), rejected with Esc (original byte for byte)";
+      log("inline edit: preview in", results.checks.inlineEditToPreviewMs, "ms; accept + reject ok");
+      await setMock({ text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
+      await page.locator(".tab", { hasText: "main.py" }).first().click();
+      await page.locator(".tab.active", { hasText: "main.py" }).waitFor();
+      await editor.locator(".view-lines").click();
+      await page.keyboard.press("Control+End");
     }
 
     // 10. API key: "Kestrel: Set API Key" -> SecretStorage -> server -> the model's Authorization header.

@@ -48,6 +48,7 @@ import {
 } from "./settings";
 import { viewStatus, type ClientPhase, type KestrelStatus } from "./statusView";
 import { ChatViewProvider } from "./chat/chatView";
+import { InlineEditController } from "./edit/inlineEdit";
 
 const SECRET_KEY = "kestrel.apiKey";
 
@@ -79,6 +80,7 @@ class Kestrel implements vscode.Disposable {
   private clientDisposables: vscode.Disposable[] = [];
   private readonly disposables: vscode.Disposable[] = [];
   private readonly redactor = new Redactor();
+  private chat: ChatViewProvider | undefined;
   private readonly log: vscode.LogOutputChannel;
   private readonly statusItem: vscode.StatusBarItem;
   private readonly restarts = new RestartPolicy(5, 3 * 60_000);
@@ -118,6 +120,8 @@ class Kestrel implements vscode.Disposable {
     );
     cmd("kestrel.focusChat", () => vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`));
     cmd("kestrel.newChat", () => chat.newChat());
+    this.disposables.push(new InlineEditController(() => (this.client?.isRunning() ? this.client : undefined)));
+    this.chat = chat;
     cmd("kestrel.restartServer", () => this.restart("restart requested"));
     cmd("kestrel.installServer", () => this.install());
 
@@ -166,6 +170,11 @@ class Kestrel implements vscode.Disposable {
         return initializationOptions(this.startedWith, this.apiKeyCache);
       },
       middleware: {
+        // "Explain with Kestrel" opens the answer in the chat panel instead of a notification.
+        executeCommand: async (command, args, next) => {
+          if (command === "kestrel.explain" && this.chat) return this.chat.explain(args[0]);
+          return next(command, args);
+        },
         provideInlineCompletionItems: async (document, position, context, token, next) => {
           if (!shouldComplete(this.gates, document.languageId)) return null;
           if (context.triggerKind === vscode.InlineCompletionTriggerKind.Automatic && this.gates.debounceMs > 0) {

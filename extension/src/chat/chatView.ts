@@ -111,6 +111,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.post({ type: "state", conversation: this.conversation, history, effort, chips: this.chips(), busy: Boolean(this.turnId), queued: this.queued });
   }
 
+  /** "Explain with Kestrel" from a quick fix: ask in the chat panel, with the code attached. */
+  async explain(data: { uri?: string; message?: string; startLine?: number; endLine?: number } | undefined): Promise<void> {
+    await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+    if (!data?.uri) return;
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(data.uri));
+    const first = data.startLine ?? 0;
+    const last = data.endLine ?? first;
+    const code = doc.getText(new vscode.Range(first, 0, last, doc.lineAt(Math.min(last, doc.lineCount - 1)).text.length));
+    const question = `Explain this problem and how to fix it: ${data.message ?? ""}\n\n\`\`\`${doc.languageId}\n${code}\n\`\`\``;
+    if (this.turnId) this.queued.push(question);
+    else await this.send(question, []);
+  }
+
   async newChat(): Promise<void> {
     if (this.turnId) return;
     this.conversation = newConversation(Date.now(), this.newId());

@@ -81,6 +81,7 @@ class Kestrel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly redactor = new Redactor();
   private chat: ChatViewProvider | undefined;
+  private untrustedAnswer: Promise<boolean> | undefined;
   private readonly log: vscode.LogOutputChannel;
   private readonly statusItem: vscode.StatusBarItem;
   private readonly restarts = new RestartPolicy(5, 3 * 60_000);
@@ -134,6 +135,19 @@ class Kestrel implements vscode.Disposable {
     );
   }
 
+  /** Workspace trust: in an untrusted workspace, ask once before any of its code goes to a model. */
+  private mayUseCode(): Promise<boolean> {
+    if (vscode.workspace.isTrusted) return Promise.resolve(true);
+    this.untrustedAnswer ??= Promise.resolve(
+      vscode.window.showWarningMessage(
+        "Kestrel: this workspace is not trusted. Send its code to the model for completions and fixes?",
+        "Allow for this session",
+        "Not now",
+      ),
+    ).then((choice) => choice === "Allow for this session");
+    return this.untrustedAnswer;
+  }
+
   // ---------------------------------------------------------------- server lifecycle
   start(): Promise<void> {
     this.starting ??= this.doStart().finally(() => (this.starting = undefined));
@@ -175,8 +189,10 @@ class Kestrel implements vscode.Disposable {
           if (command === "kestrel.explain" && this.chat) return this.chat.explain(args[0]);
           return next(command, args);
         },
+        resolveCodeAction: async (item, token, next) => ((await this.mayUseCode()) ? next(item, token) : item),
         provideInlineCompletionItems: async (document, position, context, token, next) => {
           if (!shouldComplete(this.gates, document.languageId)) return null;
+          if (!(await this.mayUseCode())) return null;
           if (context.triggerKind === vscode.InlineCompletionTriggerKind.Automatic && this.gates.debounceMs > 0) {
             if (!(await debounce(this.gates.debounceMs, token))) return null;
           }

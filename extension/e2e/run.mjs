@@ -434,7 +434,7 @@ async function main() {
       page.on("dialog", (d) => { dialogs += 1; void d.dismiss(); });
       await page.keyboard.press("Control+Shift+P");
       await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
-      await page.keyboard.type("Kestrel: Open Chat");
+      await page.locator(".quick-input-widget input").fill(">Kestrel: Open Chat");
       await page.locator(".quick-input-list .monaco-list-row", { hasText: "Open Chat" }).first().waitFor();
       await page.keyboard.press("Enter");
       const chat = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
@@ -474,7 +474,7 @@ async function main() {
       const openFile = async (name) => {
         await page.keyboard.press("Control+P");
         await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
-        await page.keyboard.type(name);
+        await page.locator(".quick-input-widget input").fill(name);
         await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
         await page.keyboard.press("Enter");
         await page.locator(".tab.active", { hasText: name }).waitFor();
@@ -491,9 +491,14 @@ async function main() {
       await page.keyboard.press("End");
       await waitFor("the JSON diagnostic", async () => (await page.locator(".squiggly-error, .squiggly-warning").count()) > 0, 60_000, 200);
       const actionsBefore = (await (await fetch(`${mockRoot}/_mock/stats`)).json()).requests["/v1/chat/completions"] ?? 0;
-      await page.keyboard.press("Control+.");
       const fixItem = page.locator(".action-widget .monaco-list-row", { hasText: "Fix with Kestrel" }).first();
-      await fixItem.waitFor({ timeout: 30_000 });
+      // The code-action request can race the diagnostics' arrival: reopen the menu until it lists ours.
+      await waitFor("'Fix with Kestrel' in the Ctrl+. menu", async () => {
+        await page.keyboard.press("Control+.");
+        const shown = await fixItem.waitFor({ timeout: 3000 }).then(() => true, () => false);
+        if (!shown) await page.keyboard.press("Escape");
+        return shown;
+      }, 60_000, 200);
       const listed = (await (await fetch(`${mockRoot}/_mock/stats`)).json()).requests["/v1/chat/completions"] ?? 0;
       if (listed !== actionsBefore) throw new Error("listing the quick fixes called the model");
       await fixItem.click();
@@ -514,10 +519,10 @@ async function main() {
       const instruct = async (text) => {
         const started = Date.now();
         await page.keyboard.press("Control+I");
-        const box = page.locator(".quick-input-widget input");
+        const box = page.locator(".quick-input-widget", { hasText: "Kestrel: Edit" }).locator("input");
         await box.waitFor({ state: "visible" });
-        await page.keyboard.type(text);
-        await page.keyboard.press("Enter");
+        await box.fill(text); // into the box itself: never into the editor behind it
+        await box.press("Enter");
         await page.locator(".monaco-diff-editor").first().waitFor({ timeout: 60_000 });
         return Date.now() - started;
       };

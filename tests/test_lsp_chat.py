@@ -40,16 +40,34 @@ async def test_stop_keeps_what_was_streamed(mock):
         await wait_for(lambda: mock.stats()["streams_cancelled"] == 1, what="upstream closed")
 
 
-async def test_socket_dropped_mid_answer_keeps_the_partial_answer(mock):
+async def test_socket_dropped_mid_answer_reconnects_and_completes(mock):
+    async with kestrel(mock_options(mock, "responses-ws", maxRetries=0)) as client:
+        deltas = capture_deltas(client)
+        resumed = []
+        client.feature("kestrel/chatResumed")(lambda p: resumed.append(p))
+        await wait_for(lambda: mock.stats()["requests"].get("ws_create"), what="prewarm")
+        mock.configure(fault="drop", fault_count=1, fault_after=4, text=ANSWER,
+                       rules=[{"match": "connection dropped", "text": " [resumed]"}])
+        result = await client.protocol.send_request_async("kestrel/chat", {"id": "t3", "prompt": "explain"})
+        assert not getattr(result, "error", None) and resumed
+        before = result.text[: resumed[0].at]
+        assert before and ANSWER.startswith(before)  # what arrived before the drop is kept
+        assert result.text.endswith(" [resumed]")  # the turn completed on a new socket with the context replayed
+        assert mock.stats()["ws_connections"] >= 2
+        await wait_for(lambda: "".join(deltas) == result.text, what="all deltas")
+
+
+async def test_socket_dropping_every_time_fails_clearly_and_keeps_the_partial_answer(mock):
     async with kestrel(mock_options(mock, "responses-ws", maxRetries=0)) as client:
         await wait_for(lambda: mock.stats()["requests"].get("ws_create"), what="prewarm")
-        mock.configure(fault="drop", fault_after=4, text=ANSWER)
-        result = await client.protocol.send_request_async("kestrel/chat", {"id": "t3", "prompt": "explain"})
+        mock.configure(fault="drop", fault_count=-1, fault_after=4, text=ANSWER)
+        result = await client.protocol.send_request_async("kestrel/chat", {"id": "t4", "prompt": "explain"})
         assert result.error and "closed" in result.error
-        assert result.text and ANSWER.startswith(result.text)
+        assert result.text.startswith("Use a ")  # everything that arrived is kept (3 attempts' worth)
+        assert mock.stats()["ws_connections"] >= 3  # it reconnected (bounded), then gave up clearly
         mock.configure(fault=None)
-        again = await client.protocol.send_request_async("kestrel/chat", {"id": "t4", "prompt": "explain"})
-        assert again.text == ANSWER  # retry works on a fresh socket
+        again = await client.protocol.send_request_async("kestrel/chat", {"id": "t5", "prompt": "explain"})
+        assert again.text == ANSWER  # the user can retry
 
 
 def capture_steers(client) -> list:

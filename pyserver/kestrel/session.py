@@ -490,8 +490,9 @@ class KestrelSession:
                     self.chat.stop(edit_id)
 
         messages = edit_messages(text, target, instruction, doc.language_id or "", uri_to_path(uri))
+        # No resume for edits: a rewrite stitched across a dropped stream is not trustworthy code.
         result = await self.chat.turn(self.provider, edit_id, messages, delta_method="kestrel/editDelta", on_delta=watch,
-                                      prediction=target.text)
+                                      prediction=target.text, resume=False)
         if seen["refused"]:
             return {"id": edit_id, "error": seen["refused"]}
         if result.get("error"):

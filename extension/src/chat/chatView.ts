@@ -191,13 +191,26 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     await this.context.workspaceState.update("kestrel.chat.current", this.conversation.id);
     const id = this.newId();
     this.turnId = id;
+    // Deltas are batched per animation frame (16 ms) before crossing into the webview.
+    let batch = "";
+    let timer: NodeJS.Timeout | undefined;
+    const flush = () => {
+      timer = undefined;
+      if (batch) this.post({ type: "delta", delta: batch });
+      batch = "";
+    };
     const subs = [
       client.onNotification("kestrel/chatDelta", (p: { id: string; delta: string }) => {
-        if (p.id === id) this.post({ type: "delta", delta: p.delta });
+        if (p.id !== id) return;
+        batch += p.delta;
+        timer ??= setTimeout(flush, 16);
       }),
       client.onNotification("kestrel/chatSteered", (p: SteerMark & { id: string }) => {
-        if (p.id === id) this.post({ type: "steered", mark: { at: p.at, text: p.text, mode: p.mode } });
+        if (p.id !== id) return;
+        flush();
+        this.post({ type: "steered", mark: { at: p.at, text: p.text, mode: p.mode } });
       }),
+      { dispose: () => { if (timer) clearTimeout(timer); flush(); } },
     ];
     let turn: Turn;
     try {

@@ -19,7 +19,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..providers.base import Provider, ProviderError, StreamStats
+from ..providers.base import Provider, ProviderError, StreamBrokenError, StreamStats
+
+MAX_RESUMES = 2  # reconnect attempts after a dropped stream, then the turn fails clearly
+RESUME_BACKOFF_S = 0.25
+RESUME_PROMPT = "(The connection dropped. Continue exactly where you stopped, without repeating anything.)"
 
 
 @dataclass
@@ -46,7 +50,7 @@ class ChatEngine:
 
     async def turn(
         self, provider: Provider, turn_id: str, messages: list[dict], *, delta_method: str = "kestrel/chatDelta",
-        on_delta: Callable[[str], None] | None = None, prediction: str | None = None,
+        on_delta: Callable[[str], None] | None = None, prediction: str | None = None, resume: bool = True,
     ) -> dict:
         """Stream one answer (steerable, stoppable). Inline edits reuse this with their own
         notification method, so steering an edit works exactly like steering a chat answer."""
@@ -76,6 +80,7 @@ class ChatEngine:
                     loop.call_soon(flush)
 
         result: dict = {"id": turn_id}
+        resumes = 0
         try:
             while True:
                 steerable = getattr(provider, "steerable_chat", None)
@@ -96,9 +101,21 @@ class ChatEngine:
                     if t.restart_with is None:
                         result["stopped"] = True
                         break
+                except StreamBrokenError as exc:
+                    # The connection dropped mid-answer: reconnect with backoff and replay the
+                    # context (a new socket has no previous_response_id), keeping what arrived.
+                    if not resume or resumes >= MAX_RESUMES:
+                        raise
+                    resumes += 1
+                    await asyncio.sleep(RESUME_BACKOFF_S * 2 ** (resumes - 1))
+                    flush()
+                    self._notify("kestrel/chatResumed", {"id": turn_id, "at": len(t.text), "reason": exc.message})
+                    t.restart_with = RESUME_PROMPT if t.parts[t.segment_start :] else None
+                    if t.restart_with is None:
+                        continue  # nothing arrived yet: simply ask again
                 if t.restart_with is None:
                     break
-                # Emulated steer: the partial answer becomes history, then the steer message.
+                # Emulated steer (or a resume): the partial answer becomes history, then the message.
                 flush()
                 partial = "".join(t.parts[t.segment_start :])
                 t.history = t.history + [{"role": "assistant", "content": partial},

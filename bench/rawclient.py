@@ -126,7 +126,8 @@ class RawClient:
             "capabilities": {
                 "general": {"positionEncodings": ["utf-16"]},
                 "textDocument": {"inlineCompletion": {"dynamicRegistration": False},
-                                 "synchronization": {"didSave": True}},
+                                 "synchronization": {"didSave": True},
+                                 "codeAction": {"resolveSupport": {"properties": ["edit"]}}},
                 "window": {"workDoneProgress": False},
             },
             "initializationOptions": options,

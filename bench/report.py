@@ -208,6 +208,22 @@ def render_markdown(doc: dict[str, Any]) -> str:
                     L.append(f"| `{kind}` | {e['bytes']} | {_f(e['json_loads_us'])} | {label} | {_f(t['us'])} | {_f(t['extra_us'])} | {_f(t['ratio_vs_json'], 1)} |")
             L.append("")
 
+    ed = res.get("edits_ms")
+    if ed:
+        L.append("## edits_ms (quick fixes and inline edits vs the model's own time)\n")
+        if "error" in ed:
+            L.append(f"**failed:** {ed['error']}\n")
+        else:
+            L.append(f"Mock ttft {ed['mock_ttft_ms']} ms, {ed['mock_tps']} tok/s. Quick fix: `codeAction/resolve` → edit received, vs the "
+                     "same chat request through the SDK to its end. Inline edit: `kestrel/edit` → first previewed line "
+                     "(`kestrel/editDelta` completing a line), vs the SDK's time to its first line.\n")
+            L.append("| measure | p50 ms | p95 ms | SDK p50 / p95 ms | ratio p50 |")
+            L.append("|---|---|---|---|---|")
+            for label, k, ref, ratio in (("pick quick fix → edit", "quick_fix_ms", "quick_fix_sdk_ms", "quick_fix_ratio_p50"),
+                                         ("instruction → first previewed line", "edit_first_line_ms", "edit_first_line_sdk_ms", "edit_first_line_ratio_p50")):
+                L.append(f"| {label} | {_f(ed[k]['p50'])} | {_f(ed[k]['p95'])} | {_f(ed[ref]['p50'])} / {_f(ed[ref]['p95'])} | {_f(ed[ratio])} |")
+            L.append("")
+
     lm = res.get("local_model")
     if lm:
         L.append("## local_model (embedded llama.cpp on this CPU)\n")

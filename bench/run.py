@@ -22,7 +22,7 @@ from typing import Any
 from . import common
 from .report import checks, render_markdown
 
-BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost", "local_model",
+BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost", "local_model", "edits_ms",
               "relay", "steer_ms", "transports", "codex")
 ALIASES = {"rss": "rss_mb", "storm": "keystroke_storm", "parse_cost": "sdk_parse_cost", "sdk_parse": "sdk_parse_cost",
            "inline": "inline_added", "cold": "cold_start", "steer": "steer_ms", "transport": "transports"}
@@ -56,6 +56,7 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
         "storm_chars_per_s": 20.0,
         "parse_number": 200 if q else 2000,
         "local_samples": 3 if q else 20,
+        "edits_samples": 5 if q else 100,
         "kinds": [k.strip() for k in args.kinds.split(",") if k.strip()],
         "rss_kinds": ["chat", "responses-ws"] if q else ["chat", "fim", "responses", "responses-ws"],
         "relay_kinds": ["chat", "responses-ws"],
@@ -94,6 +95,10 @@ async def run_one(name: str, cfg: dict[str, Any], logs: Path) -> Any:
         from . import parse_cost
 
         return await parse_cost.run(cfg["parse_number"], logs)
+    if name == "edits_ms":
+        from . import edits
+
+        return await edits.run(cfg["edits_samples"], logs)
     if name == "local_model":
         from . import local_model
 

@@ -49,6 +49,7 @@ import {
 import { viewStatus, type ClientPhase, type KestrelStatus } from "./statusView";
 import { ChatViewProvider } from "./chat/chatView";
 import { InlineEditController } from "./edit/inlineEdit";
+import { NextEditController } from "./edit/nextEdit";
 
 const SECRET_KEY = "kestrel.apiKey";
 
@@ -121,7 +122,9 @@ class Kestrel implements vscode.Disposable {
     );
     cmd("kestrel.focusChat", () => vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`));
     cmd("kestrel.newChat", () => chat.newChat());
-    this.disposables.push(new InlineEditController(() => (this.client?.isRunning() ? this.client : undefined)));
+    const running = () => (this.client?.isRunning() ? this.client : undefined);
+    const inlineEdits = new InlineEditController(running);
+    this.disposables.push(inlineEdits, new NextEditController(running, inlineEdits));
     this.chat = chat;
     cmd("kestrel.restartServer", () => this.restart("restart requested"));
     cmd("kestrel.installServer", () => this.install());

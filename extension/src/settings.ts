@@ -26,6 +26,7 @@ export interface ServerSettings {
   baseUrl?: string;
   effort: Effort;
   http2: "auto" | "on" | "off";
+  nextEdit: boolean;
   completion: {
     enabled: boolean;
     maxLines: number;
@@ -113,6 +114,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
   const settings: ServerSettings = {
     effort: oneOf(str(cfg, "effort"), EFFORTS, "low"),
     http2: oneOf(str(cfg, "http2"), ["auto", "on", "off"] as const, "auto"),
+    nextEdit: bool(cfg, "nextEdit.enabled", false),
     completion: {
       enabled: bool(cfg, "completion.enabled", true),
       maxLines: int(cfg, "completion.maxLines", 12, 1, 200),

@@ -38,6 +38,7 @@ describe("buildServerSettings", () => {
       baseUrl: "http://127.0.0.1:9/v1",
       effort: "high",
       http2: "off",
+      nextEdit: false,
       completion: {
         enabled: true,
         maxLines: 4,

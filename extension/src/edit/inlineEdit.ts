@@ -10,7 +10,7 @@ import type { ChatClient } from "../chat/chatView";
 
 const SCHEME = "kestrel-edit";
 
-interface EditResult {
+export interface EditResult {
   id: string;
   version?: number;
   edits?: LspEdit[];
@@ -136,8 +136,20 @@ export class InlineEditController implements vscode.Disposable {
       await this.closePreview(previewUri);
       return void vscode.window.showErrorMessage(`Kestrel: ${result.error ?? "the edit produced no change"}`);
     }
+    await this.review(doc, result, previewUri);
+  }
+
+  /** Show `result` as a diff to accept (Tab) or reject (Esc); also used by next-edit suggestions. */
+  async review(doc: vscode.TextDocument, result: EditResult, previewUri?: vscode.Uri): Promise<void> {
+    if (!previewUri) {
+      previewUri = vscode.Uri.parse(`${SCHEME}:/${encodeURIComponent(doc.fileName.split("/").pop() ?? "file")}?${Date.now()}`);
+      this.docs.set(previewUri.toString(), applyEdits(doc.getText(), result.edits ?? []));
+      await vscode.commands.executeCommand("vscode.diff", doc.uri, previewUri, "Kestrel next edit (Tab: accept · Esc: reject)", {
+        viewColumn: vscode.ViewColumn.Beside, preserveFocus: true, preview: true,
+      });
+    }
     // Final preview: exactly what Accept will produce.
-    this.docs.set(previewUri.toString(), applyEdits(doc.getText(), result.edits));
+    this.docs.set(previewUri.toString(), applyEdits(doc.getText(), result.edits ?? []));
     this.changed.fire(previewUri);
     this.pending = { doc, result, previewUri };
     await this.setPending(true);

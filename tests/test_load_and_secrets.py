@@ -59,6 +59,7 @@ async def test_short_soak_holds_memory_tasks_and_sockets(mock):
         await asyncio.sleep(0.5)
         final = await diagnostics(client)
         first = samples[0] if samples else final
+        print(f"soak {SOAK_SECONDS:.0f}s, {i} requests: first {first} final {final} mock {mock.stats()['connections_opened']} conn")
         assert final["tasks"] <= first["tasks"] + 5, (first, final)
         assert final["openFiles"] <= first["openFiles"] + 3, (first, final)
         assert final["pendingRequests"] <= 2, final

@@ -53,9 +53,9 @@ class KestrelSession:
         self._api_key_set = False  # kestrel/setApiKey was called (its null clears the startup key)
         self._recent: dict[str, float] = {}  # uri -> last edit/open time
         self._ready = asyncio.Event()
-        self._setup: asyncio.Task | None = None
         self._background: set[asyncio.Task] = set()
         self._configuring = asyncio.Lock()
+        self._pending_configs = 0
 
     # -- transport helpers -------------------------------------------------------------
     def _notify(self, method: str, params: Any) -> None:
@@ -78,30 +78,39 @@ class KestrelSession:
 
     def start(self) -> None:
         """After `initialized`: build the provider off the request path (importing openai is slow)."""
-        self._setup = asyncio.get_running_loop().create_task(self._configure())
+        self._schedule_configure()
 
     def configuration_changed(self, settings: Any) -> None:
         self._changed = plain(settings) if settings is not None else {}
         self._changed = self._changed if isinstance(self._changed, dict) else {}
-        self._ready.clear()  # requests arriving now wait (bounded) for the new settings
-        self._spawn(self._configure())
+        self._schedule_configure()
 
     def set_api_key(self, key: str | None) -> None:
         self._api_key = key or None  # null clears it (back to the environment's key, if any)
         self._api_key_set = True
         if key:
             redact.register_secret(key)
-        self._ready.clear()
-        self._spawn(self._configure())
+        self._schedule_configure()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def _schedule_configure(self) -> None:
+        """Requests arriving from now on wait (bounded) until every scheduled change has applied."""
+        self._pending_configs += 1
+        self._ready.clear()
+        self._spawn(self._configure())
+
     async def _configure(self) -> None:
-        async with self._configuring:  # changes apply in arrival order, one at a time
-            await self._configure_locked()
+        try:
+            async with self._configuring:  # changes apply in arrival order, one at a time
+                await self._configure_locked()
+        finally:
+            self._pending_configs -= 1
+            if self._pending_configs == 0:  # requests go ahead only once the LAST change applied
+                self._ready.set()
 
     async def _configure_locked(self) -> None:
         try:
@@ -110,7 +119,6 @@ class KestrelSession:
             new = load_settings(None if self._changed else self._init_options, self._changed)
         except SettingsError as exc:
             self.status.unconfigured(f"Kestrel: invalid settings: {exc}")
-            self._ready.set()
             return
         if self._api_key or self._api_key_set:
             env_key = load_settings(None, None).api_key if not self._api_key and new.provider else None
@@ -124,7 +132,6 @@ class KestrelSession:
             await self._replace_provider(new)
         else:
             self.engine.settings = self._completion_settings(new)
-        self._ready.set()
 
     def _completion_settings(self, settings: Settings):
         if self.local is None:

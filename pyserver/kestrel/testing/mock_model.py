@@ -1689,6 +1689,9 @@ class MockModelServer:
         cfg.keep_alive_timeout = 30.0
         cfg.backlog = 1024
         cfg.h2_max_concurrent_streams = 1000
+        # hypercorn recycles a connection after 1,000 requests by default; a soak must count only
+        # the connections the client chooses to open.
+        cfg.keep_alive_max_requests = 10**9
         cfg.websocket_ping_interval = None
         if self.certfile:
             cfg.certfile = self.certfile

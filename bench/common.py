@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from lsprotocol import types
+
+from kestrel.session import plain
 from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 
@@ -136,12 +138,7 @@ class MockProcess:
 # ----------------------------------------------------------------------------------------
 # the LSP server process + a pygls client
 # ----------------------------------------------------------------------------------------
-def as_dict(value: Any) -> Any:
-    if hasattr(value, "_asdict"):
-        return {k: as_dict(v) for k, v in value._asdict().items()}
-    if isinstance(value, (list, tuple)):
-        return [as_dict(v) for v in value]
-    return value
+as_dict = plain  # pygls named tuples -> plain dicts (the server's own helper)
 
 
 class BenchClient(LanguageClient):

@@ -68,9 +68,9 @@ def test_clean_rewrite_extracts_code_from_prose_and_fences():
 
 def test_rebase_follows_the_region_or_refuses():
     t = target_for(SOURCE, 5, 0, 5, 0)
-    assert rebase(SOURCE, "# new line\n" + SOURCE, t) == t.start + len("# new line\n")
+    assert rebase("# new line\n" + SOURCE, t) == t.start + len("# new line\n")
     with pytest.raises(EditRefused):
-        rebase(SOURCE, SOURCE.replace("3.14", "3.1415"), t)
+        rebase(SOURCE.replace("3.14", "3.1415"), t)
 
 
 # -- through LSP --------------------------------------------------------------------------

@@ -274,6 +274,10 @@ class KestrelSession:
         out.sort(key=lambda item: item[0])  # stable: same language first, then most recent
         return [item[1:] for item in out]
 
+    def _encoding(self) -> str:
+        """The position encoding negotiated at `initialize` (UTF-16 unless the client chose another)."""
+        return str(self.server.server_capabilities.position_encoding or "utf-16")
+
     # -- features ----------------------------------------------------------------------
     def _startup_budget(self) -> float:
         """How long a request may wait for set-up: loading the local model takes a while."""
@@ -291,7 +295,7 @@ class KestrelSession:
         language = doc.language_id or ""
         if language in settings.disabled_languages or is_excluded(uri, settings.exclude_globs):
             return None
-        encoding = str(self.server.server_capabilities.position_encoding or "utf-16")
+        encoding = self._encoding()
         version = doc.version
         pos = params.position
         cur = split_at(doc.source, pos.line, pos.character, encoding)
@@ -311,8 +315,7 @@ class KestrelSession:
             raise
         except ProviderError as exc:
             if exc.message != "cancelled":
-                self.status.failed(exc)
-                self.status.publish()
+                self.status.report(exc)
             return None
         if not text or doc.version != version:
             return None  # empty, or the document moved on while we waited: never show a stale item
@@ -371,7 +374,7 @@ class KestrelSession:
         region = region_for(text, int(data["startLine"]), int(data["endLine"]))
         edit = await compute_fix(
             self.provider, text, region, data.get("message", ""), doc.language_id or "", uri_to_path(uri),
-            str(self.server.server_capabilities.position_encoding or "utf-16"),
+            self._encoding(),
         )
         current = self.server.workspace.text_documents.get(uri)
         if current is None or current.version != version:
@@ -391,16 +394,14 @@ class KestrelSession:
         try:
             action.edit = await self._fix_edit(data)
         except ProviderError as exc:
-            self.status.failed(exc)
-            self.status.publish()
+            self.status.report(exc)
         return action
 
     async def run_fix(self, data: Any) -> bool:
         try:
             edit = await self._fix_edit(plain(data))
         except ProviderError as exc:
-            self.status.failed(exc)
-            self.status.publish()
+            self.status.report(exc)
             return False
         result = await self.server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="Kestrel fix"))
         return bool(result and result.applied)
@@ -419,8 +420,7 @@ class KestrelSession:
             answer = await collect(self.provider, explain_messages(
                 doc.source, region, data.get("message", ""), doc.language_id or "", uri_to_path(doc.uri)))
         except ProviderError as exc:
-            self.status.failed(exc)
-            self.status.publish()
+            self.status.report(exc)
             return None
         self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=answer))
         return answer
@@ -483,7 +483,7 @@ class KestrelSession:
         text, version = doc.source, doc.version
         target = target_for(text, int(start.get("line", 0)), int(start.get("character", 0)),
                             int(end.get("line", 0)), int(end.get("character", 0)))
-        encoding = str(self.server.server_capabilities.position_encoding or "utf-16")
+        encoding = self._encoding()
         self._notify("kestrel/editStarted", {"id": edit_id, "edits": to_lsp_edits(text, target.start, [(0, len(target.text), target.text)], encoding)})
         seen = {"version": version, "refused": None}
 
@@ -491,7 +491,7 @@ class KestrelSession:
             if doc.version != seen["version"] and seen["refused"] is None:
                 seen["version"] = doc.version
                 try:
-                    rebase(text, doc.source, target)
+                    rebase(doc.source, target)
                 except EditRefused as exc:
                     seen["refused"] = str(exc)
                     self.chat.stop(edit_id)
@@ -509,7 +509,7 @@ class KestrelSession:
         if current is None:
             return {"id": edit_id, "error": "the document was closed"}
         try:
-            base = rebase(text, current.source, target)
+            base = rebase(current.source, target)
         except EditRefused as exc:
             return {"id": edit_id, "error": str(exc)}
         edits = minimal_edits(target.text, rewritten)
@@ -544,8 +544,7 @@ class KestrelSession:
             answer = await collect(self.provider, next_edit_messages(diff, text, target, doc.language_id or "", uri_to_path(uri)),
                                    prediction=target.text)
         except ProviderError as exc:
-            self.status.failed(exc)
-            self.status.publish_soon()
+            self.status.report(exc)
             return None
         if doc.version != version:
             return None  # the user kept typing: this suggestion is already stale
@@ -553,7 +552,7 @@ class KestrelSession:
         self.edit_history.settle(uri, text)
         if not edits:
             return None
-        encoding = str(self.server.server_capabilities.position_encoding or "utf-16")
+        encoding = self._encoding()
         return {"uri": uri, "version": version, "edits": to_lsp_edits(text, target.start, edits, encoding)}
 
     async def steer_chat(self, params: Any) -> dict:

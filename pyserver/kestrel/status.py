@@ -101,6 +101,11 @@ class StatusReporter:
         self.message = error.message
         self.error_once(error.kind, f"Kestrel: {error.message}")
 
+    def report(self, error: ProviderError) -> None:
+        """A request failed outside a completion stream: record it and tell the client now."""
+        self.failed(error)
+        self.publish()
+
     def error_once(self, kind: str, message: str) -> None:
         if kind in self._shown_errors:
             return

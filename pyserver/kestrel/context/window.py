@@ -65,6 +65,22 @@ def line_start_offset(text: str, line: int) -> int:
     return pos
 
 
+def line_span(text: str, first_line: int, last_line: int) -> tuple[int, int]:
+    """Offsets of the start of `first_line` and of the end of `last_line` (before its newline)."""
+    start = line_start_offset(text, first_line)
+    end = text.find("\n", line_start_offset(text, last_line))
+    return start, len(text) if end < 0 else end
+
+
+def offset_to_position(text: str, offset: int, encoding: str = "utf-16") -> dict[str, int]:
+    """LSP position (JSON) of a string offset, in the negotiated column encoding."""
+    line = text.count("\n", 0, offset)
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", line_start)
+    line_text = text[line_start : len(text) if line_end < 0 else line_end]
+    return {"line": line, "character": index_to_column(line_text, offset - line_start, encoding)}
+
+
 def split_at(text: str, line: int, character: int, encoding: str = "utf-16") -> CursorText:
     """Split `text` at an LSP position; positions past a line or the file are clamped."""
     start = line_start_offset(text, line)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+
+from ..context.window import offset_to_position
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:\n```|$)", re.S)
 
@@ -11,6 +14,42 @@ def extract_code(answer: str) -> str:
     """The code in a model answer: the first fenced block if there is one, else the text."""
     match = _FENCE.search(answer)
     return match.group(1) if match else answer.strip("\n")
+
+
+def clean_rewrite(answer: str, original: str) -> str:
+    """The code in the answer (fences, prose and region markers removed), keeping the region's own
+    trailing newlines: models drop or add a final newline at will."""
+    code = extract_code(answer)
+    code = code.replace("<region>\n", "").replace("\n</region>", "").replace("<region>", "").replace("</region>", "")
+    code = code.rstrip("\n")
+    return code + original[len(original.rstrip("\n")) :]
+
+
+def minimal_edits(original: str, rewritten: str) -> list[tuple[int, int, str]]:
+    """(start, end, text) edits relative to `original`: one per changed run of lines, each
+    trimmed to the characters that actually change."""
+    old_lines = original.splitlines(keepends=True)
+    new_lines = rewritten.splitlines(keepends=True)
+    offsets = [0]
+    for line in old_lines:
+        offsets.append(offsets[-1] + len(line))
+    out = []
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        s, e, t = minimal_replacement("".join(old_lines[i1:i2]), "".join(new_lines[j1:j2]))
+        out.append((offsets[i1] + s, offsets[i1] + e, t))
+    return out
+
+
+def to_lsp_edits(doc: str, base: int, edits: list[tuple[int, int, str]], encoding: str) -> list[dict]:
+    """Edits relative to the region starting at `base` in `doc`, as LSP TextEdit JSON."""
+    return [
+        {"range": {"start": offset_to_position(doc, base + s, encoding), "end": offset_to_position(doc, base + e, encoding)},
+         "newText": t}
+        for s, e, t in edits
+    ]
 
 
 def minimal_replacement(old: str, new: str) -> tuple[int, int, str]:

@@ -10,12 +10,11 @@ the edit is refused (never applied to the wrong lines).
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
-from ..context.window import index_to_column, line_start_offset
-from .diff import extract_code, minimal_replacement
+from ..context.window import line_span
+from .diff import clean_rewrite, minimal_edits, to_lsp_edits
 
 EDIT_INSTRUCTIONS = (
     "You rewrite code. You get a file with a region between <region> and </region> and an instruction. "
@@ -74,9 +73,7 @@ def target_for(text: str, start_line: int, start_col: int, end_line: int, end_co
         start_line, end_line = enclosing_block(text, start_line)
     elif end_col == 0 and end_line > start_line:
         end_line -= 1  # a selection ending at column 0 does not include that line
-    start = line_start_offset(text, start_line)
-    end = text.find("\n", line_start_offset(text, end_line))
-    end = len(text) if end < 0 else end
+    start, end = line_span(text, start_line, end_line)
     return Target(start, end, text[start:end])
 
 
@@ -88,37 +85,7 @@ def edit_messages(text: str, target: Target, instruction: str, language: str, pa
     return [{"role": "system", "content": EDIT_INSTRUCTIONS}, {"role": "user", "content": user}]
 
 
-def clean_rewrite(answer: str, original: str) -> str:
-    """The code in the answer (fences and prose removed), with the region's trailing newline kept."""
-    code = extract_code(answer)
-    code = code.replace("<region>\n", "").replace("\n</region>", "").replace("<region>", "").replace("</region>", "")
-    # Models drop or add a final newline at will: keep the region's own ending.
-    code = code.rstrip("\n")
-    trailing = original[len(original.rstrip("\n")) :]
-    return code + trailing
-
-
-def minimal_edits(original: str, rewritten: str) -> list[tuple[int, int, str]]:
-    """(start, end, text) edits relative to `original`: one per changed run of lines, each
-    trimmed to the characters that actually change."""
-    old_lines = original.splitlines(keepends=True)
-    new_lines = rewritten.splitlines(keepends=True)
-    offsets = [0]
-    for line in old_lines:
-        offsets.append(offsets[-1] + len(line))
-    out = []
-    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            continue
-        old_chunk = "".join(old_lines[i1:i2])
-        new_chunk = "".join(new_lines[j1:j2])
-        s, e, t = minimal_replacement(old_chunk, new_chunk)
-        out.append((offsets[i1] + s, offsets[i1] + e, t))
-    return out
-
-
-def rebase(original_doc: str, current_doc: str, target: Target) -> int:
+def rebase(current_doc: str, target: Target) -> int:
     """New offset of the target region in `current_doc`; raises EditRefused if it changed."""
     if current_doc[target.start : target.end] == target.text:
         return target.start
@@ -133,12 +100,5 @@ def rebase(original_doc: str, current_doc: str, target: Target) -> int:
     return min(candidates, key=lambda p: abs(p - target.start))
 
 
-def to_lsp_edits(doc: str, base: int, edits: list[tuple[int, int, str]], encoding: str) -> list[dict]:
-    def position(offset: int) -> dict[str, int]:
-        line = doc.count("\n", 0, offset)
-        line_start = doc.rfind("\n", 0, offset) + 1
-        line_end = doc.find("\n", line_start)
-        line_text = doc[line_start : len(doc) if line_end < 0 else line_end]
-        return {"line": line, "character": index_to_column(line_text, offset - line_start, encoding)}
-
-    return [{"range": {"start": position(base + s), "end": position(base + e)}, "newText": t} for s, e, t in edits]
+__all__ = ["EditRefused", "Target", "clean_rewrite", "edit_messages", "enclosing_block", "minimal_edits", "rebase",
+           "target_for", "to_lsp_edits"]

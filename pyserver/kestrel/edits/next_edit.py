@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import difflib
 
-from .inline_edit import Target, minimal_edits
-from ..context.window import line_start_offset
+from ..context.window import line_span
+from .diff import clean_rewrite, minimal_edits
+from .inline_edit import Target
 
 RADIUS = 15  # lines around the cursor the model may touch
 MAX_DIFF_LINES = 40
@@ -51,11 +52,7 @@ class EditHistory:
 
 
 def region_around(text: str, line: int) -> Target:
-    first = max(line - RADIUS, 0)
-    start = line_start_offset(text, first)
-    last_start = line_start_offset(text, line + RADIUS)
-    end = text.find("\n", last_start)
-    end = len(text) if end < 0 else end
+    start, end = line_span(text, max(line - RADIUS, 0), line + RADIUS)
     return Target(start, end, text[start:end])
 
 
@@ -66,6 +63,4 @@ def next_edit_messages(diff: str, text: str, target: Target, language: str, path
 
 
 def suggested_edits(answer: str, target: Target) -> list[tuple[int, int, str]]:
-    from .inline_edit import clean_rewrite
-
     return minimal_edits(target.text, clean_rewrite(answer, target.text))

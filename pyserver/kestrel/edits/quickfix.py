@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..context.window import index_to_column, line_start_offset
+from ..context.window import line_span, line_start_offset
 from ..providers.base import Provider, ProviderError, StreamStats
-from .diff import extract_code, minimal_replacement
+from .diff import clean_rewrite, minimal_replacement, to_lsp_edits
 
 CONTEXT_LINES = 20
 
@@ -33,9 +33,7 @@ class Region:
 
 
 def region_for(text: str, first_line: int, last_line: int) -> Region:
-    start = line_start_offset(text, first_line)
-    end = text.find("\n", line_start_offset(text, last_line))
-    end = len(text) if end < 0 else end
+    start, end = line_span(text, first_line, last_line)
     return Region(first_line, last_line, start, end)
 
 
@@ -68,26 +66,11 @@ async def compute_fix(
     """A TextEdit (as LSP JSON) for the fix, or None when the model proposes no change."""
     answer = await collect(provider, fix_messages(text, region, message, language, path),
                            prediction=text[region.start : region.end])  # most of a fix is unchanged text
-    new_region = extract_code(answer)
     old_region = text[region.start : region.end]
-    if old_region.endswith("\n") is False and new_region.endswith("\n"):
-        new_region = new_region.rstrip("\n")
-    start, end, replacement = minimal_replacement(old_region, new_region)
+    start, end, replacement = minimal_replacement(old_region, clean_rewrite(answer, old_region))
     if start == end and not replacement:
         return None
-    return {"range": _range(text, region.start + start, region.start + end, encoding), "newText": replacement}
-
-
-def _position(text: str, offset: int, encoding: str) -> dict[str, int]:
-    line = text.count("\n", 0, offset)
-    line_start = text.rfind("\n", 0, offset) + 1
-    line_end = text.find("\n", line_start)
-    line_text = text[line_start : len(text) if line_end < 0 else line_end]
-    return {"line": line, "character": index_to_column(line_text, offset - line_start, encoding)}
-
-
-def _range(text: str, start: int, end: int, encoding: str) -> dict[str, dict[str, int]]:
-    return {"start": _position(text, start, encoding), "end": _position(text, end, encoding)}
+    return to_lsp_edits(text, region.start, [(start, end, replacement)], encoding)[0]
 
 
 __all__ = ["ProviderError", "Region", "collect", "compute_fix", "explain_messages", "region_for"]

@@ -159,8 +159,9 @@ class HttpStreamer:
             await self.client.with_options(max_retries=0, timeout=5.0).models.list()
             self.state = "connected"
         except Exception as exc:  # best effort: a server without /models still works
-            log.info("prewarm: %s", translate_error(exc).message)
-            self.state = "connected" if not isinstance(translate_error(exc), UnavailableError) else "offline"
+            err = translate_error(exc)
+            log.info("prewarm: %s", err.message)
+            self.state = "offline" if isinstance(err, UnavailableError) else "connected"
 
     @asynccontextmanager
     async def sse(self, resource: Any, **params: Any) -> AsyncIterator[AsyncIterator[dict]]:

@@ -23,7 +23,7 @@ from ..config import Settings
 from .base import CompletionPrompt, StreamBrokenError, StreamStats, UnavailableError, WebSocketRefusedError
 from .openai_http import HttpStreamer, tls_context, translate_error
 from .prompts import completion_messages
-from .responses_http import TERMINAL, ResponsesHttpProvider, responses_params, text_of
+from .responses_http import TERMINAL, responses_params, text_of
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,6 @@ class ResponsesWebSocketProvider:
         self.settings = settings
         self.model = settings.model or ""
         self.http = HttpStreamer(settings)
-        self.fallback = ResponsesHttpProvider(settings, http=self.http)
         self._socket: _Socket | None = None
         self._draining: set[_Socket] = set()
         self._connecting: asyncio.Lock | None = None

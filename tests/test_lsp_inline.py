@@ -25,7 +25,9 @@ async def test_inline_completion_every_provider(mock, provider):
         stats = mock.stats()
         if provider == "fim":
             body = stats["last_request"]
-            assert body["prompt"].endswith("<|fim_prefix|>" + "" + SOURCE[: SOURCE.index("    \n") + 4] + "<|fim_suffix|>\n<|fim_middle|>") or "<|fim_middle|>" in body["prompt"]
+            assert body["prompt"] == (
+                "<|file_sep|>/work/sample.py\n<|fim_prefix|>" + SOURCE[: SOURCE.index("    \n") + 4] + "<|fim_suffix|>\n<|fim_middle|>"
+            )
         if provider == "responses-ws":
             assert stats["ws_connections"] == 1
         await wait_for(lambda: any(ev.get("ttftMs") is not None for ev in client.status_events), what="a TTFT status")

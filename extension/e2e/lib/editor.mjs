@@ -1,0 +1,59 @@
+// Helpers on the workbench page: the Kestrel status bar item, ghost text, notifications, quick open.
+import { COMPLETION } from "./config.mjs";
+import { log, waitFor } from "./util.mjs";
+
+export function workbenchHelpers(page) {
+  const status = page.locator(".statusbar-item", { hasText: "Kestrel" }).first();
+  const statusText = async () => (await status.innerText()).replace(/\s+/g, " ").trim();
+  const ghost = page.locator(".monaco-editor .ghost-text-decoration, .monaco-editor .ghost-text-decoration-preview");
+  const ghostText = async () => (await ghost.allTextContents()).join("").replace(/\u00a0/g, " ");
+  const noGhost = () => waitFor("ghost text to disappear", async () => (await ghost.count()) === 0, 20_000, 50);
+  const toast = (text) => page.locator(".notifications-toasts .notification-toast", { hasText: text }).first();
+  /** Quick open (Ctrl+P) `name`, wait for its tab, click into it; returns its editor. */
+  const openFile = async (name) => {
+    await page.keyboard.press("Control+P");
+    await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+    await page.locator(".quick-input-widget input").fill(name);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
+    await page.keyboard.press("Enter");
+    await page.locator(".tab.active", { hasText: name }).waitFor();
+    const ed = page.locator(".editor-instance .monaco-editor").first();
+    await ed.locator(".view-lines").click();
+    return ed;
+  };
+  return { status, statusText, ghost, ghostText, noGhost, toast, openFile };
+}
+
+/** Waits for the status bar to say the server is ready. */
+export async function waitForReady(t) {
+  await waitFor("Kestrel status bar 'ready'", async () => /Kestrel (ready|thinking)/.test(await t.status.innerText({ timeout: 1000 })), 180_000, 300);
+  log("status bar:", (await t.status.innerText()).trim());
+}
+
+/** Opens main.py (typed into quick open) with the cursor at its end; returns its editor. */
+export async function openMainPy(page) {
+  await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } }).catch(() => undefined);
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+  await page.keyboard.type("main.py");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "main.py" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  const editor = page.locator(".editor-instance .monaco-editor").first();
+  await editor.waitFor();
+  await page.locator(".tab.active", { hasText: "main.py" }).waitFor();
+  await editor.locator(".view-lines").click();
+  await page.keyboard.press("Control+End");
+  log("main.py open");
+  return editor;
+}
+
+/** A new line in main.py starting with `prefix` gets COMPLETION as ghost text (then Esc). */
+export async function completesAgain(t, what, prefix) {
+  const { page, editor } = t;
+  await editor.locator(".view-lines").click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type(prefix);
+  await waitFor(`ghost text ${what}`, async () => (await t.ghostText()) === COMPLETION, 120_000, 100);
+  await page.keyboard.press("Escape");
+}

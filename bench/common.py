@@ -22,9 +22,10 @@ from kestrel.session import plain
 from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 
-REPO = Path(__file__).resolve().parent.parent
+from .constants import REPO, URI
+from .rawclient import RawClient
+
 SERVER_CMD = [sys.executable, "-m", "kestrel", "--log-level", "WARNING"]
-URI = "file:///bench/sample.py"
 SUGGESTION = "compute(x)"
 MOCK_TEXT = SUGGESTION + "\n"
 
@@ -264,8 +265,6 @@ CLIENT_KIND = "raw"  # or "pygls" (--client)
 def new_client(raw: bool = False) -> Any:
     if CLIENT_KIND == "pygls" and not raw:
         return BenchClient()
-    from .rawclient import RawClient
-
     return RawClient()
 
 

@@ -10,7 +10,7 @@ import os
 import time
 from typing import Any
 
-from .common import URI, REPO
+from .constants import REPO, URI
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 

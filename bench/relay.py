@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import MockProcess, init_options, kestrel_server, percentile, summary
-from .sdk import make_client
+from .sdk import TERMINAL, SdkProbe
 
 TOKEN_RE = re.compile(r"\s+|\w+|[^\w\s]")  # the mock's tokenizer
 PROMPT = "relay benchmark: stream the configured text"
@@ -87,21 +87,14 @@ class Streams:
     def __init__(self, kind: str, client: Any, base_url: str) -> None:
         self.kind = kind
         self.client = client
-        self.sdk = make_client(base_url, "on")
-        self.conn: Any = None
+        self.probe = SdkProbe(kind, base_url, "on")
         self._turn = 0
 
     async def start(self) -> None:
-        if self.kind == "responses-ws":
-            self.conn = await self.sdk.responses.connect(max_retries=0).enter()
+        await self.probe.start()
 
     async def aclose(self) -> None:
-        if self.conn is not None:
-            try:
-                await self.conn.close()
-            except Exception:
-                pass
-        await self.sdk.close()
+        await self.probe.aclose()
 
     async def kestrel(self) -> tuple[float, list[tuple[float, int]], str]:
         self._turn += 1
@@ -130,9 +123,10 @@ class Streams:
         arrivals: list[tuple[float, int]] = []
         parts: list[str] = []
         cum = 0
+        sdk = self.probe.client
         t0 = time.perf_counter()
-        stream = await self.sdk.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": PROMPT}],
-                                                        stream=True)
+        stream = await sdk.chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": PROMPT}], stream=True)
         async for chunk in stream:
             for c in chunk.choices:
                 d = c.delta.content
@@ -148,22 +142,23 @@ class Streams:
         arrivals: list[tuple[float, int]] = []
         parts: list[str] = []
         cum = 0
+        sdk, conn = self.probe.client, self.probe.conn
         t0 = time.perf_counter()
         if self.kind == "responses-ws":
-            await self.conn.send_raw(json.dumps({"type": "response.create", "model": MODEL,
-                                                 "input": [{"role": "user", "content": PROMPT}]}))
+            await conn.send_raw(json.dumps({"type": "response.create", "model": MODEL,
+                                            "input": [{"role": "user", "content": PROMPT}]}))
             while True:
-                ev = json.loads(await self.conn.recv_bytes())
+                ev = json.loads(await conn.recv_bytes())
                 et = ev.get("type")
                 if et == "response.output_text.delta":
                     d = ev.get("delta") or ""
                     cum += len(d)
                     arrivals.append((time.perf_counter(), cum))
                     parts.append(d)
-                elif et in ("response.completed", "response.incomplete", "response.failed", "error"):
+                elif et in TERMINAL:
                     break
             return t0, arrivals, "".join(parts)
-        async with self.sdk.chat.completions.with_streaming_response.create(
+        async with sdk.chat.completions.with_streaming_response.create(
                 model=MODEL, messages=[{"role": "user", "content": PROMPT}], stream=True) as response:
             async for line in response.iter_lines():
                 if not line.startswith("data:"):

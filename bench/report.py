@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Iterable, NamedTuple
 
 TARGETS = {
     "inline_added_p50_ms": 1.0,
@@ -94,6 +94,37 @@ def _mark(ok: bool) -> str:
     return "✅" if ok else "❌"
 
 
+def _pair(s: dict[str, Any], d: int = 2, a: str = "p50", b: str = "p95") -> str:
+    """`p50 / p95` of a summary() (or two other keys of a dict), d decimals."""
+    return f"{_f(s[a], d)} / {_f(s[b], d)}"
+
+
+class Failed(NamedTuple):
+    """A table row for an entry that failed: `| name | failed: error |` across the whole row."""
+
+    name: str
+    error: str
+
+
+def table(columns: list[tuple[str, Callable[..., Any]]], rows: Iterable[tuple | Failed]) -> list[str]:
+    """A Markdown table. columns: (header, cell) pairs; cell(*row) gives that column's text for a
+    row (a tuple). An empty header is a blank column title. A Failed row keeps its name in the first
+    column and its error in the second, with the remaining cells empty."""
+    out = ["|" + "".join(f" {h} |" if h else " |" for h, _ in columns), "|" + "---|" * len(columns)]
+    for row in rows:
+        if isinstance(row, Failed):
+            out.append(f"| {row.name} | failed: {row.error} " + "|" * (len(columns) - 1))
+        else:
+            out.append("| " + " | ".join(f"{cell(*row)}" for _, cell in columns) + " |")
+    return out
+
+
+def _entries(d: dict[str, Any]) -> Iterable[tuple[str, Any] | Failed]:
+    """(name, result) rows of a per-kind result dict, a Failed row for each entry with an error."""
+    for name, r in d.items():
+        yield Failed(name, r["error"]) if "error" in r else (name, r)
+
+
 def render_markdown(doc: dict[str, Any]) -> str:
     m, cfg, res = doc["machine"], doc["config"], doc["results"]
     L: list[str] = []
@@ -118,19 +149,19 @@ def render_markdown(doc: dict[str, Any]) -> str:
                      "Pairs interleaved in one process, order rotated. *added* = LSP − SDK per pair. "
                      "*A/A noise* = SDK − SDK per pair (the noise floor of a paired difference). "
                      "*RTT* = `kestrel/getStatus` round trip (JSON-RPC alone). Target: added p50 ≤ 1 ms, p95 ≤ 3 ms.\n")
-            L.append("| kind | n | LSP p50 / p95 ms | SDK p50 / p95 ms | **added p50 / p95 ms** | ratio p50 / p95 | A/A noise p50 / p95 ms | RTT p50 ms | upstream conns (20 server reqs) | target |")
-            L.append("|---|---|---|---|---|---|---|---|---|---|")
-            for kind, r in ia.items():
-                if "error" in r:
-                    L.append(f"| {kind} | failed: {r['error']} |||||||||")
-                    continue
-                a = r["added_ms"]
-                ok = a["p50"] <= 1.0 and a["p95"] <= 3.0
-                conns = r["server_only_20_requests"]["connections_opened"]
-                L.append(f"| {kind} | {r['lsp_ms']['n']} | {_f(r['lsp_ms']['p50'])} / {_f(r['lsp_ms']['p95'])} | "
-                         f"{_f(r['sdk_ms']['p50'])} / {_f(r['sdk_ms']['p95'])} | **{_f(a['p50'])} / {_f(a['p95'])}** | "
-                         f"{_f(r['ratio_p50'])} / {_f(r['ratio_p95'])} | {_f(r['noise_ms']['p50'])} / {_f(r['noise_ms']['p95'])} | "
-                         f"{_f(r['lsp_rtt_ms']['p50'])} | {conns if kind != 'responses-ws' else 'ws'} | {_mark(ok)} |")
+            L += table([
+                ("kind", lambda kind, r: kind),
+                ("n", lambda kind, r: r["lsp_ms"]["n"]),
+                ("LSP p50 / p95 ms", lambda kind, r: _pair(r["lsp_ms"])),
+                ("SDK p50 / p95 ms", lambda kind, r: _pair(r["sdk_ms"])),
+                ("**added p50 / p95 ms**", lambda kind, r: f"**{_pair(r['added_ms'])}**"),
+                ("ratio p50 / p95", lambda kind, r: _pair(r, a="ratio_p50", b="ratio_p95")),
+                ("A/A noise p50 / p95 ms", lambda kind, r: _pair(r["noise_ms"])),
+                ("RTT p50 ms", lambda kind, r: _f(r["lsp_rtt_ms"]["p50"])),
+                ("upstream conns (20 server reqs)",
+                 lambda kind, r: r["server_only_20_requests"]["connections_opened"] if kind != "responses-ws" else "ws"),
+                ("target", lambda kind, r: _mark(r["added_ms"]["p50"] <= 1.0 and r["added_ms"]["p95"] <= 3.0)),
+            ], _entries(ia))
             wrong = {k: (r.get("wrong_results_lsp"), r.get("wrong_results_sdk")) for k, r in ia.items() if "error" not in r}
             L.append(f"\nWrong answers (LSP, SDK): {wrong}.\n")
 
@@ -141,11 +172,15 @@ def render_markdown(doc: dict[str, Any]) -> str:
             L.append(f"**failed:** {cs['error']}\n")
         else:
             a, b, c = cs["spawn_to_initialize_ms"], cs["spawn_to_first_completion_ms"], cs["python_interpreter_start_ms"]
-            L.append("| measure | n | p50 ms | p95 ms | target |")
-            L.append("|---|---|---|---|---|")
-            L.append(f"| spawn → `initialize` result | {a['n']} | {_f(a['p50'], 1)} | {_f(a['p95'], 1)} | ≤ 300 {_mark(a['p50'] <= 300)} |")
-            L.append(f"| spawn → first inline completion (chat, h2c) | {b['n']} | {_f(b['p50'], 1)} | {_f(b['p95'], 1)} | – |")
-            L.append(f"| bare `python -c pass` (for scale) | {c['n']} | {_f(c['p50'], 1)} | {_f(c['p95'], 1)} | – |")
+            L += table([
+                ("measure", lambda label, s, target: label),
+                ("n", lambda label, s, target: s["n"]),
+                ("p50 ms", lambda label, s, target: _f(s["p50"], 1)),
+                ("p95 ms", lambda label, s, target: _f(s["p95"], 1)),
+                ("target", lambda label, s, target: target),
+            ], [("spawn → `initialize` result", a, f"≤ 300 {_mark(a['p50'] <= 300)}"),
+                ("spawn → first inline completion (chat, h2c)", b, "–"),
+                ("bare `python -c pass` (for scale)", c, "–")])
             L.append("")
 
     rs = res.get("rss_mb")
@@ -155,15 +190,18 @@ def render_markdown(doc: dict[str, Any]) -> str:
             L.append(f"**failed:** {rs['error']}\n")
         else:
             n = next(iter(rs.values())).get("n")
-            L.append(f"| kind | after initialize | idle, provider ready | after {n} | after {2 * n} | growth {n}→{2 * n} | per completion | then {n} didChange only | target (≤ 120 MB, no growth) |")
-            L.append("|---|---|---|---|---|---|---|---|---|")
-            for kind, r in rs.items():
-                if "error" in r:
-                    L.append(f"| {kind} | failed: {r['error']} ||||||||")
-                    continue
-                ok = r["after_2n_mb"] <= 120 and r["growth_n_to_2n_mb"] <= 0.5
-                L.append(f"| {kind} | {_f(r['after_initialize_mb'], 1)} | {_f(r['idle_ready_mb'], 1)} | {_f(r['after_n_mb'], 1)} | "
-                         f"{_f(r['after_2n_mb'], 1)} | {_f(r['growth_n_to_2n_mb'])} MB | {_f(r['growth_kb_per_completion'])} KB | +{_f(r.get('growth_n_didchange_only_mb'))} MB | {_mark(ok)} |")
+            L += table([
+                ("kind", lambda kind, r: kind),
+                ("after initialize", lambda kind, r: _f(r["after_initialize_mb"], 1)),
+                ("idle, provider ready", lambda kind, r: _f(r["idle_ready_mb"], 1)),
+                (f"after {n}", lambda kind, r: _f(r["after_n_mb"], 1)),
+                (f"after {2 * n}", lambda kind, r: _f(r["after_2n_mb"], 1)),
+                (f"growth {n}→{2 * n}", lambda kind, r: f"{_f(r['growth_n_to_2n_mb'])} MB"),
+                ("per completion", lambda kind, r: f"{_f(r['growth_kb_per_completion'])} KB"),
+                (f"then {n} didChange only", lambda kind, r: f"+{_f(r.get('growth_n_didchange_only_mb'))} MB"),
+                ("target (≤ 120 MB, no growth)",
+                 lambda kind, r: _mark(r["after_2n_mb"] <= 120 and r["growth_n_to_2n_mb"] <= 0.5)),
+            ], _entries(rs))
             L.append("")
 
     ks = res.get("keystroke_storm")
@@ -180,19 +218,23 @@ def render_markdown(doc: dict[str, Any]) -> str:
                      "be shown: an LSP client ignores the answer to a request it cancelled, so the target is 0 live; "
                      "the cancelled ones are answers that crossed the `$/cancelRequest` in the pipe. "
                      "Connections are counted after the server's prewarm.\n")
-            L.append("| kind | keys | upstream reqs (per key) | streams cancelled | tokens sent / after cancel | new conns | results / cancelled errs | **stale** (live / cancelled) | late result after cancel p50 / max ms | visible latency p50 / p95 ms |")
-            L.append("|---|---|---|---|---|---|---|---|---|---|")
-            for kind, r in ks.items():
-                if "error" in r:
-                    L.append(f"| {kind} | failed: {r['error']} |||||||||")
-                    continue
+            def stale(kind: str, r: dict) -> str:
                 c = r["client"]
-                conns = f"{r['connections_opened']}" + (f" (+{r['ws_connections']} ws)" if r.get("ws_connections") else "")
-                late = r["late_result_after_cancel_ms"]
-                L.append(f"| {kind} | {c['keystrokes']} | {r['upstream_requests']} ({r['upstream_per_keystroke']}) | "
-                         f"{r['streams_cancelled']} | {r['tokens_sent']} / {r['tokens_after_cancel']} | {conns} | {c['results']} / {c['cancelled_errors']} | "
-                         f"**{c['stale']}** ({c['stale_live']} / {c['stale_cancelled']}) {_mark(c['stale_live'] == 0)} | "
-                         f"{_f(late['p50'])} / {_f(late['max'])} | {_f(r['visible_latency_ms']['p50'], 1)} / {_f(r['visible_latency_ms']['p95'], 1)} |")
+                return f"**{c['stale']}** ({c['stale_live']} / {c['stale_cancelled']}) {_mark(c['stale_live'] == 0)}"
+
+            L += table([
+                ("kind", lambda kind, r: kind),
+                ("keys", lambda kind, r: r["client"]["keystrokes"]),
+                ("upstream reqs (per key)", lambda kind, r: f"{r['upstream_requests']} ({r['upstream_per_keystroke']})"),
+                ("streams cancelled", lambda kind, r: r["streams_cancelled"]),
+                ("tokens sent / after cancel", lambda kind, r: f"{r['tokens_sent']} / {r['tokens_after_cancel']}"),
+                ("new conns", lambda kind, r: f"{r['connections_opened']}"
+                 + (f" (+{r['ws_connections']} ws)" if r.get("ws_connections") else "")),
+                ("results / cancelled errs", lambda kind, r: f"{r['client']['results']} / {r['client']['cancelled_errors']}"),
+                ("**stale** (live / cancelled)", stale),
+                ("late result after cancel p50 / max ms", lambda kind, r: _pair(r["late_result_after_cancel_ms"], b="max")),
+                ("visible latency p50 / p95 ms", lambda kind, r: _pair(r["visible_latency_ms"], 1)),
+            ], _entries(ks))
             L.append("")
 
     pc = res.get("sdk_parse_cost")
@@ -201,11 +243,15 @@ def render_markdown(doc: dict[str, Any]) -> str:
         if "error" in pc:
             L.append(f"**failed:** {pc['error']}\n")
         else:
-            L.append("| event | bytes | `json.loads` µs | typed parse | typed µs | extra µs | × |")
-            L.append("|---|---|---|---|---|---|---|")
-            for kind, e in pc["events"].items():
-                for label, t in e["typed"].items():
-                    L.append(f"| `{kind}` | {e['bytes']} | {_f(e['json_loads_us'])} | {label} | {_f(t['us'])} | {_f(t['extra_us'])} | {_f(t['ratio_vs_json'], 1)} |")
+            L += table([
+                ("event", lambda kind, e, label, t: f"`{kind}`"),
+                ("bytes", lambda kind, e, label, t: e["bytes"]),
+                ("`json.loads` µs", lambda kind, e, label, t: _f(e["json_loads_us"])),
+                ("typed parse", lambda kind, e, label, t: label),
+                ("typed µs", lambda kind, e, label, t: _f(t["us"])),
+                ("extra µs", lambda kind, e, label, t: _f(t["extra_us"])),
+                ("×", lambda kind, e, label, t: _f(t["ratio_vs_json"], 1)),
+            ], [(kind, e, label, t) for kind, e in pc["events"].items() for label, t in e["typed"].items()])
             L.append("")
 
     ed = res.get("edits_ms")
@@ -217,11 +263,15 @@ def render_markdown(doc: dict[str, Any]) -> str:
             L.append(f"Mock ttft {ed['mock_ttft_ms']} ms, {ed['mock_tps']} tok/s. Quick fix: `codeAction/resolve` → edit received, vs the "
                      "same chat request through the SDK to its end. Inline edit: `kestrel/edit` → first previewed line "
                      "(`kestrel/editDelta` completing a line), vs the SDK's time to its first line.\n")
-            L.append("| measure | p50 ms | p95 ms | SDK p50 / p95 ms | ratio p50 |")
-            L.append("|---|---|---|---|---|")
-            for label, k, ref, ratio in (("pick quick fix → edit", "quick_fix_ms", "quick_fix_sdk_ms", "quick_fix_ratio_p50"),
-                                         ("instruction → first previewed line", "edit_first_line_ms", "edit_first_line_sdk_ms", "edit_first_line_ratio_p50")):
-                L.append(f"| {label} | {_f(ed[k]['p50'])} | {_f(ed[k]['p95'])} | {_f(ed[ref]['p50'])} / {_f(ed[ref]['p95'])} | {_f(ed[ratio])} |")
+            L += table([
+                ("measure", lambda label, k, ref, ratio: label),
+                ("p50 ms", lambda label, k, ref, ratio: _f(ed[k]["p50"])),
+                ("p95 ms", lambda label, k, ref, ratio: _f(ed[k]["p95"])),
+                ("SDK p50 / p95 ms", lambda label, k, ref, ratio: _pair(ed[ref])),
+                ("ratio p50", lambda label, k, ref, ratio: _f(ed[ratio])),
+            ], [("pick quick fix → edit", "quick_fix_ms", "quick_fix_sdk_ms", "quick_fix_ratio_p50"),
+                ("instruction → first previewed line", "edit_first_line_ms", "edit_first_line_sdk_ms",
+                 "edit_first_line_ratio_p50")])
             L.append("")
 
     lm = res.get("local_model")
@@ -232,13 +282,15 @@ def render_markdown(doc: dict[str, Any]) -> str:
         else:
             a = lm["server_alone"]
             L.append(f"Model: `{lm['model']}` ({lm['source']}).\n")
-            L.append("| measure | p50 ms | p95 ms | n |")
-            L.append("|---|---|---|---|")
-            for label, key in (("llama.cpp alone: TTFT, cold prompt", "ttft_cold_ms"),
-                               ("llama.cpp alone: TTFT, warm prefix (one typed char)", "ttft_warm_ms")):
-                L.append(f"| {label} | {_f(a[key]['p50'], 1)} | {_f(a[key]['p95'], 1)} | {a[key]['n']} |")
-            L.append(f"| inline completion through kestrel-lsp (warm) | {_f(lm['lsp_inline_ms']['p50'], 1)} | {_f(lm['lsp_inline_ms']['p95'], 1)} | {lm['lsp_inline_ms']['n']} |")
-            L.append(f"| same child, SDK direct, to first line (warm) | {_f(lm['sdk_same_child_ms']['p50'], 1)} | {_f(lm['sdk_same_child_ms']['p95'], 1)} | {lm['sdk_same_child_ms']['n']} |")
+            L += table([
+                ("measure", lambda label, s: label),
+                ("p50 ms", lambda label, s: _f(s["p50"], 1)),
+                ("p95 ms", lambda label, s: _f(s["p95"], 1)),
+                ("n", lambda label, s: s["n"]),
+            ], [("llama.cpp alone: TTFT, cold prompt", a["ttft_cold_ms"]),
+                ("llama.cpp alone: TTFT, warm prefix (one typed char)", a["ttft_warm_ms"]),
+                ("inline completion through kestrel-lsp (warm)", lm["lsp_inline_ms"]),
+                ("same child, SDK direct, to first line (warm)", lm["sdk_same_child_ms"])])
             L.append("")
             L.append(f"Tokens/s (decode, llama.cpp alone): p50 {_f(a['tokens_per_s']['p50'], 1)}. "
                      f"Kestrel added (p50 difference): {_f(lm['added_p50_ms'])} ms. "
@@ -267,35 +319,71 @@ def render_markdown(doc: dict[str, Any]) -> str:
                      "A/A = that reference run twice); a constant per-token cost "
                      "cancels in lag and is shown as the JSON-RPC one-way hop (`getStatus` RTT / 2). "
                      "Targets: relay_max_tps ≥ 20,000; per-token added p95 ≤ 0.1 ms.\n")
-            L.append("| kind | R tok/s | tokens | Kestrel delivered tok/s | Kestrel lag p50 / p95 ms | growth ms | slope | tokens/notification | ref | ref delivered tok/s | ref lag p50 / p95 ms | ref growth ms | added lag p50 / p95 ms |")
-            L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-            for kind, r in rl.items():
-                if "error" in r:
-                    L.append(f"| {kind} | failed: {r['error']} ||||||||||||")
-                    continue
-                ref = r["reference"]
-                for rate, v in r["rates"].items():
-                    k, f = v["kestrel"], v[ref]
-                    lag = lambda a: f"{_f(a['lag_ms']['p50'])} / {_f(a['lag_ms']['p95'])}" if "lag_ms" in a else "–"
-                    keep = (" " + _mark(k["keeps_up"])) if "keeps_up" in k else ""
-                    extra = "; ".join(f"{n} {_f(v[n]['delivered_tps'], 0)}" for n in v if isinstance(v[n], dict) and "delivered_tps" in v[n] and n not in ("kestrel", ref, "sdk_aa"))
-                    added = v.get("added_lag_ms")
-                    L.append(f"| {kind} | {rate} | {v['tokens']} | {_f(k['delivered_tps'], 0)}{keep} | {lag(k)} | {_f(k.get('growth_ms'))} | "
-                             f"{_f(k.get('slope'), 4)} | {_f(k['tokens_per_chunk_p50'], 1)} | {ref} | {_f(f['delivered_tps'], 0)}"
-                             f"{(' ' + _mark(f['keeps_up'])) if 'keeps_up' in f else ''}{(' (' + extra + ')') if extra else ''} | {lag(f)} | "
-                             f"{_f(f.get('growth_ms'))} | {(_f(added['p50'], 3) + ' / ' + _f(added['p95'], 3)) if added else '–'} |")
+            def lag(a: dict) -> str:
+                return _pair(a["lag_ms"]) if "lag_ms" in a else "–"
+
+            def keep(a: dict) -> str:
+                return (" " + _mark(a["keeps_up"])) if "keeps_up" in a else ""
+
+            def ref_delivered(kind: str, rate: str, v: dict, ref: str) -> str:
+                others = "; ".join(f"{n} {_f(v[n]['delivered_tps'], 0)}" for n in v if isinstance(v[n], dict)
+                                   and "delivered_tps" in v[n] and n not in ("kestrel", ref, "sdk_aa"))
+                return f"{_f(v[ref]['delivered_tps'], 0)}{keep(v[ref])}{(' (' + others + ')') if others else ''}"
+
+            def added_lag(kind: str, rate: str, v: dict, ref: str) -> str:
+                added = v.get("added_lag_ms")
+                return _pair(added, 3) if added else "–"
+
+            def per_rate() -> Iterable[tuple | Failed]:
+                for row in _entries(rl):
+                    if isinstance(row, Failed):
+                        yield row
+                    else:
+                        kind, r = row
+                        yield from ((kind, rate, v, r["reference"]) for rate, v in r["rates"].items())
+
+            L += table([
+                ("kind", lambda kind, rate, v, ref: kind),
+                ("R tok/s", lambda kind, rate, v, ref: rate),
+                ("tokens", lambda kind, rate, v, ref: v["tokens"]),
+                ("Kestrel delivered tok/s", lambda kind, rate, v, ref: f"{_f(v['kestrel']['delivered_tps'], 0)}{keep(v['kestrel'])}"),
+                ("Kestrel lag p50 / p95 ms", lambda kind, rate, v, ref: lag(v["kestrel"])),
+                ("growth ms", lambda kind, rate, v, ref: _f(v["kestrel"].get("growth_ms"))),
+                ("slope", lambda kind, rate, v, ref: _f(v["kestrel"].get("slope"), 4)),
+                ("tokens/notification", lambda kind, rate, v, ref: _f(v["kestrel"]["tokens_per_chunk_p50"], 1)),
+                ("ref", lambda kind, rate, v, ref: ref),
+                ("ref delivered tok/s", ref_delivered),
+                ("ref lag p50 / p95 ms", lambda kind, rate, v, ref: lag(v[ref])),
+                ("ref growth ms", lambda kind, rate, v, ref: _f(v[ref].get("growth_ms"))),
+                ("added lag p50 / p95 ms", added_lag),
+            ], per_rate())
             L.append("")
-            L.append("| kind | **relay_max_tps** (target ≥ 20,000) | reference (sdk_raw) max tok/s | unlimited tok/s | **per-token added p50 / p95 ms @1,000** (target p95 ≤ 0.1) | vs | A/A noise p50 / p95 ms | JSON-RPC one-way hop ms | added TTFT p50 ms @1,000 |")
-            L.append("|---|---|---|---|---|---|---|---|---|")
-            for kind, r in rl.items():
-                if "error" in r:
-                    continue
-                m, a, aa = r["relay_max_tps"], r.get("per_token_added_ms_at_1000") or {}, r.get("aa_noise_ms_at_1000") or {}
-                unl = ", ".join(f"{n} {_f(x, 0)}" for n, x in r["unlimited_tps"].items())
-                ok_a = a.get("p95") is not None and a["p95"] <= 0.1
-                L.append(f"| {kind} | **{_f(m, 0)}** {_mark(m is not None and m >= 20000)} | {_f(r['reference_max_tps'], 0)} | {unl} | "
-                         f"**{_f(a.get('p50'), 3)} / {_f(a.get('p95'), 3)}** {_mark(ok_a)} | {r.get('per_token_reference')} | {_f(aa.get('p50'), 3)} / {_f(aa.get('p95'), 3)} | "
-                         f"{_f(r['jsonrpc_one_way_ms_p50'], 3)} | {_f((r['rates'].get('1000') or {}).get('added_ttft_ms_p50'), 3)} |")
+
+            def max_tps(kind: str, r: dict) -> str:
+                m = r["relay_max_tps"]
+                return f"**{_f(m, 0)}** {_mark(m is not None and m >= 20000)}"
+
+            def per_token(kind: str, r: dict) -> str:
+                a = r.get("per_token_added_ms_at_1000") or {}
+                ok = a.get("p95") is not None and a["p95"] <= 0.1
+                return f"**{_f(a.get('p50'), 3)} / {_f(a.get('p95'), 3)}** {_mark(ok)}"
+
+            def aa_noise(kind: str, r: dict) -> str:
+                aa = r.get("aa_noise_ms_at_1000") or {}
+                return f"{_f(aa.get('p50'), 3)} / {_f(aa.get('p95'), 3)}"
+
+            L += table([
+                ("kind", lambda kind, r: kind),
+                ("**relay_max_tps** (target ≥ 20,000)", max_tps),
+                ("reference (sdk_raw) max tok/s", lambda kind, r: _f(r["reference_max_tps"], 0)),
+                ("unlimited tok/s", lambda kind, r: ", ".join(f"{n} {_f(x, 0)}" for n, x in r["unlimited_tps"].items())),
+                ("**per-token added p50 / p95 ms @1,000** (target p95 ≤ 0.1)", per_token),
+                ("vs", lambda kind, r: r.get("per_token_reference")),
+                ("A/A noise p50 / p95 ms", aa_noise),
+                ("JSON-RPC one-way hop ms", lambda kind, r: _f(r["jsonrpc_one_way_ms_p50"], 3)),
+                ("added TTFT p50 ms @1,000",
+                 lambda kind, r: _f((r["rates"].get("1000") or {}).get("added_ttft_ms_p50"), 3)),
+            ], [(kind, r) for kind, r in rl.items() if "error" not in r])
             wrong = {k: {rate: {n: c for n, c in v["wrong_text"].items() if c} for rate, v in r["rates"].items()
                          if any(v["wrong_text"].values())} for k, r in rl.items() if "rates" in r}
             wrong = {k: v for k, v in wrong.items() if v}
@@ -316,16 +404,17 @@ def render_markdown(doc: dict[str, Any]) -> str:
                      "is the mock's own TTFT measured with the SDK on the same transport, one probe interleaved per "
                      "steer sample. *commitMs* = the server's steer → `kestrel/chatSteered` (native: until the "
                      "successor `response.created`; emulated: immediate). No target was set; ratios are reported.\n")
-            L.append("| mode | n | steer → redirected p50 / p95 ms | mock TTFT (SDK) p50 / p95 ms | **ratio p50 / p95** | added p50 ms | commitMs p50 / p95 | modes | failed |")
-            L.append("|---|---|---|---|---|---|---|---|---|")
-            for label, r in st.items():
-                if "error" in r:
-                    L.append(f"| {label} | failed: {r['error']} ||||||||")
-                    continue
-                s_, t_, c_ = r["steer_ms"], r["mock_ttft_ms"], r["commit_ms"]
-                L.append(f"| {label} | {s_['n']} | {_f(s_['p50'])} / {_f(s_['p95'])} | {_f(t_['p50'])} / {_f(t_['p95'])} | "
-                         f"**{_f(r['ratio_p50'])} / {_f(r['ratio_p95'])}** | {_f(r['added_p50_ms'])} | {_f(c_['p50'])} / {_f(c_['p95'])} | "
-                         f"{r['modes']} | {r['failed']} |")
+            L += table([
+                ("mode", lambda label, r: label),
+                ("n", lambda label, r: r["steer_ms"]["n"]),
+                ("steer → redirected p50 / p95 ms", lambda label, r: _pair(r["steer_ms"])),
+                ("mock TTFT (SDK) p50 / p95 ms", lambda label, r: _pair(r["mock_ttft_ms"])),
+                ("**ratio p50 / p95**", lambda label, r: f"**{_pair(r, a='ratio_p50', b='ratio_p95')}**"),
+                ("added p50 ms", lambda label, r: _f(r["added_p50_ms"])),
+                ("commitMs p50 / p95", lambda label, r: _pair(r["commit_ms"])),
+                ("modes", lambda label, r: r["modes"]),
+                ("failed", lambda label, r: r["failed"]),
+            ], _entries(st))
             L.append("")
 
     tr = res.get("transports")
@@ -345,11 +434,13 @@ def render_markdown(doc: dict[str, Any]) -> str:
                      "(TTFT = first `kestrel/chatDelta`). All interleaved per sample, order rotated. "
                      "Overhead = total − 1 RTT − model time. Targets: WS cuts overhead ≥ 80% and TTFT ≥ 50% vs a new "
                      "connection per request, and is no slower than a warm pool (p50 within +0.5 ms).\n")
-            L.append("| transport | n | TTFT p50 / p95 ms | total p50 / p95 ms | **overhead p50 / p95 ms** |")
-            L.append("|---|---|---|---|---|")
-            for m, x in tr["modes"].items():
-                L.append(f"| {m} | {x['total_ms']['n']} | {_f(x['ttft_ms']['p50'])} / {_f(x['ttft_ms']['p95'])} | "
-                         f"{_f(x['total_ms']['p50'])} / {_f(x['total_ms']['p95'])} | **{_f(x['overhead_ms']['p50'])} / {_f(x['overhead_ms']['p95'])}** |")
+            L += table([
+                ("transport", lambda m, x: m),
+                ("n", lambda m, x: x["total_ms"]["n"]),
+                ("TTFT p50 / p95 ms", lambda m, x: _pair(x["ttft_ms"])),
+                ("total p50 / p95 ms", lambda m, x: _pair(x["total_ms"])),
+                ("**overhead p50 / p95 ms**", lambda m, x: f"**{_pair(x['overhead_ms'])}**"),
+            ], tr["modes"].items())
             oc, tc, d = tr["ws_overhead_cut_vs_new_conn"], tr["ws_ttft_cut_vs_new_conn"], tr["ws_minus_best_pool_total_ms_p50"]
             L.append(f"\nWS vs new connection per request: overhead cut **{oc:.0%}** {_mark(oc >= 0.8)} (target ≥ 80%), "
                      f"TTFT cut **{tc:.0%}** {_mark(tc >= 0.5)} (target ≥ 50%). WS total p50 − best warm pool p50 = "
@@ -373,22 +464,28 @@ def render_markdown(doc: dict[str, Any]) -> str:
                      "warm `kestrel/chat` turn (provider `responses-ws`); SDK = Responses over h2c SSE / over the "
                      "WebSocket, warm. Mock answers `hi from mock` at once. Interleaved, order rotated. No target was "
                      "set; ratios are reported.\n")
-            L.append("| path | n | turn p50 / p95 ms | startup p50 / p95 ms | process p50 / p95 ms |")
-            L.append("|---|---|---|---|---|")
-            for k, v in cx["modes"].items():
-                g = lambda m: f"{_f(v[m]['p50'], 1)} / {_f(v[m]['p95'], 1)}" if m in v else "–"
-                n = next(iter(v.values()))["n"]
-                L.append(f"| {k} | {n} | {g('turn_ms')} | {g('startup_ms')} | {g('process_ms')} |")
+            def series(name: str) -> Callable[[str, dict], str]:
+                return lambda k, v: _pair(v[name], 1) if name in v else "–"
+
+            L += table([
+                ("path", lambda k, v: k),
+                ("n", lambda k, v: next(iter(v.values()))["n"]),
+                ("turn p50 / p95 ms", series("turn_ms")),
+                ("startup p50 / p95 ms", series("startup_ms")),
+                ("process p50 / p95 ms", series("process_ms")),
+            ], cx["modes"].items())
             L.append("\nRatios (p50): " + ", ".join(f"{k} = **{x}×**" for k, x in cx["ratios_p50"].items()) +
                      f". Mock saw requests {cx['mock_requests']}, WebSocket connections {cx['mock_ws_connections']}.\n")
 
     cks = doc.get("checks") or []
     if cks:
         L.append("## Targets\n")
-        L.append("| check | value | target | |")
-        L.append("|---|---|---|---|")
-        for c in cks:
-            L.append(f"| {c['name']} | {_f(c['value'])} | {c['target']} | {_mark(c['pass'])} |")
+        L += table([
+            ("check", lambda c: c["name"]),
+            ("value", lambda c: _f(c["value"])),
+            ("target", lambda c: c["target"]),
+            ("", lambda c: _mark(c["pass"])),
+        ], [(c,) for c in cks])
         L.append("")
     L.append(f"Wall time per benchmark (s): {doc['wall_seconds']}\n")
     return "\n".join(L)

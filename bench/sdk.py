@@ -30,15 +30,15 @@ def make_client(base_url: str, http2: str) -> Any:
     return AsyncOpenAI(api_key="x", base_url=base_url, max_retries=2, timeout=timeout, http_client=http_client)
 
 
-class Baseline:
-    """One provider kind's request, made directly with the SDK. `params` is the request body
-    the server sent (captured from the mock), minus `stream` / WebSocket envelope fields."""
+class SdkProbe:
+    """A warm `AsyncOpenAI` (make_client) on one provider kind's transport, for the benchmarks'
+    direct-SDK references; for `responses-ws` also the persistent Responses WebSocket
+    (`responses.connect()`, opened by start()). Use between `await start()` and `await aclose()`."""
 
-    def __init__(self, kind: str, base_url: str, http2: str) -> None:
+    def __init__(self, kind: str, base_url: str, http2: str = "on") -> None:
         self.kind = kind
         self.client = make_client(base_url, http2)
         self.conn: Any = None
-        self.http_version: str | None = None
 
     async def start(self) -> None:
         if self.kind == "responses-ws":
@@ -51,6 +51,15 @@ class Baseline:
             except Exception:
                 pass
         await self.client.close()
+
+
+class Baseline(SdkProbe):
+    """One provider kind's request, made directly with the SDK. `params` is the request body
+    the server sent (captured from the mock), minus `stream` / WebSocket envelope fields."""
+
+    def __init__(self, kind: str, base_url: str, http2: str) -> None:
+        super().__init__(kind, base_url, http2)
+        self.http_version: str | None = None
 
     async def run(self, params: dict) -> tuple[str, float]:
         """Make the request; returns (text, perf_counter when the answer was complete).

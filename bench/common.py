@@ -18,7 +18,7 @@ from typing import Any, AsyncIterator
 
 from lsprotocol import types
 
-from kestrel.session import plain
+from kestrel.core.payload import plain
 from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 

@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from kestrel.session import plain  # pygls hands custom params over as named tuples
+from kestrel.core.payload import plain  # pygls hands custom params over as named tuples
 from kestrel.testing.mock_model import MockModelServer
 
 SERVER_CMD = [sys.executable, "-m", "kestrel", "--log-level", "INFO"]

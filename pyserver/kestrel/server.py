@@ -1,4 +1,5 @@
-"""The LSP feature registry: each handler is a few lines that delegate to the session.
+"""The LSP feature registry: each handler is a few lines that delegate to a feature
+(`features/`), which receive the small `core/` (settings + provider, documents, status).
 
 pygls only advertises inline completion when it is registered with options, hence
 `InlineCompletionOptions()` below.
@@ -14,7 +15,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from . import __version__
-from .session import KestrelSession
+from .core import Core
+from .features.chat import ChatFeature
+from .features.completion import InlineCompletionFeature
+from .features.inline_edit import InlineEditFeature
+from .features.next_edit import NextEditFeature
+from .features.quick_fix import QuickFixFeature
 
 
 class KestrelProtocol(LanguageServerProtocol):
@@ -56,7 +62,12 @@ class KestrelProtocol(LanguageServerProtocol):
 class KestrelLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(name="kestrel-lsp", version=__version__, protocol_cls=KestrelProtocol)
-        self.session = KestrelSession(self)
+        self.core = Core(self)
+        self.completion = InlineCompletionFeature(self.core)
+        self.quick_fix = QuickFixFeature(self.core)
+        self.inline_edit = InlineEditFeature(self.core)
+        self.next_edit = NextEditFeature(self.core)
+        self.chat = ChatFeature(self.core)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Errors already went back to the client as JSON-RPC errors; a popup per bad
@@ -71,87 +82,88 @@ def create_server() -> KestrelLanguageServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: KestrelLanguageServer, params: types.InitializeParams) -> None:
-        ls.session.initialize(params.initialization_options)
+        ls.core.host.initialize(params.initialization_options)
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: KestrelLanguageServer, params: types.InitializedParams) -> None:
-        ls.session.start()
+        ls.core.host.start()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: KestrelLanguageServer, params: types.DidChangeConfigurationParams) -> None:
-        ls.session.configuration_changed(params.settings)
+        ls.core.host.configuration_changed(params.settings)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: KestrelLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.session.opened(params.text_document.uri)
+        ls.core.documents.opened(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: KestrelLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.session.touched(params.text_document.uri)
+        ls.core.documents.touched(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: KestrelLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.session.closed(params.text_document.uri)
+        ls.core.documents.closed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
     async def inline_completion(
         ls: KestrelLanguageServer, params: types.InlineCompletionParams
     ) -> types.InlineCompletionList | None:
-        return await ls.session.inline_completion(params)
+        return await ls.completion.complete(params)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True),
     )
     def code_action(ls: KestrelLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return ls.session.code_actions(params)
+        return ls.quick_fix.actions(params)
 
     @server.feature(types.CODE_ACTION_RESOLVE)
     async def code_action_resolve(ls: KestrelLanguageServer, params: types.CodeAction) -> types.CodeAction:
-        return await ls.session.resolve_code_action(params)
+        return await ls.quick_fix.resolve(params)
 
     @server.command("kestrel.fix")
     async def fix(ls: KestrelLanguageServer, data: Any) -> bool:
-        return await ls.session.run_fix(data)
+        return await ls.quick_fix.run_fix(data)
 
     @server.command("kestrel.explain")
     async def explain(ls: KestrelLanguageServer, data: Any) -> str | None:
-        return await ls.session.explain(data)
+        return await ls.quick_fix.explain(data)
 
     @server.feature("kestrel/chat")
     async def chat(ls: KestrelLanguageServer, params: Any) -> dict:
-        return await ls.session.chat_turn(params)
+        return await ls.chat.turn(params)
 
     @server.feature("kestrel/edit")
     async def inline_edit(ls: KestrelLanguageServer, params: Any) -> dict:
-        return await ls.session.inline_edit(params)
+        return await ls.inline_edit.edit(params)
 
     @server.feature("kestrel/nextEdit")
     async def next_edit(ls: KestrelLanguageServer, params: Any) -> dict | None:
-        return await ls.session.next_edit(params)
+        return await ls.next_edit.suggest(params)
 
     @server.feature("kestrel/steer")
     async def steer(ls: KestrelLanguageServer, params: Any) -> dict:
-        return await ls.session.steer_chat(params)
+        return await ls.chat.steer(params)
 
     @server.feature("kestrel/stopChat")
     def stop_chat(ls: KestrelLanguageServer, params: Any) -> bool:
-        return ls.session.stop_chat(params)
+        return ls.chat.stop(params)
 
     @server.feature("kestrel/setApiKey")
     def set_api_key(ls: KestrelLanguageServer, params: Any) -> None:
-        ls.session.set_api_key(getattr(params, "apiKey", None) or getattr(params, "api_key", None))
+        ls.core.host.set_api_key(getattr(params, "apiKey", None) or getattr(params, "api_key", None))
 
     @server.feature("kestrel/getStatus")
     def get_status(ls: KestrelLanguageServer, params: Any) -> dict:
-        return ls.session.status.snapshot()
+        return ls.core.status.snapshot()
 
     @server.feature("kestrel/diagnostics")
     def diagnostics(ls: KestrelLanguageServer, params: Any) -> dict:
-        return ls.session.diagnostics()
+        return {**ls.core.resources(), **ls.completion.counters()}
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: KestrelLanguageServer, params: Any) -> None:
-        await ls.session.shutdown()
+        await ls.completion.aclose()
+        await ls.core.aclose()
 
     return server

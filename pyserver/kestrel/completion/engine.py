@@ -172,6 +172,10 @@ class InlineCompletionEngine:
         self._answers.clear()
         self.provider = provider
 
+    @property
+    def live_generations(self) -> int:
+        return sum(1 for g in self._live.values() if g.live)
+
     def forget(self, uri: str) -> None:
         gen = self._live.pop(uri, None)
         if gen is not None:

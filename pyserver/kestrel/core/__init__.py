@@ -1,0 +1,63 @@
+"""The small core every feature receives: status, the model host (settings + the active
+provider), the open documents, and the shared turn streamer (chat answers and inline edits
+stream and steer through the same one)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from lsprotocol import types
+
+from .. import redact
+from ..chat.engine import ChatEngine
+from ..context.exclusion import is_excluded
+from ..status import StatusReporter
+from .documents import Documents
+from .model_host import ModelHost
+from .payload import plain
+
+__all__ = ["Core", "plain"]
+
+
+class Core:
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.status = StatusReporter(self.notify, self._show_message)
+        self.host = ModelHost(server, self.status)
+        self.documents = Documents(server)
+        self.turns = ChatEngine(self.notify)
+
+    def notify(self, method: str, params: Any) -> None:
+        self.server.protocol.notify(method, params)
+
+    def _show_message(self, message: str, kind: int) -> None:
+        self.server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType(kind), message=redact.redact(message))
+        )
+
+    def show_info(self, message: str) -> None:
+        self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
+
+    def excluded(self, uri: str) -> bool:
+        """Secrets files and the user's excludeGlobs never reach a model."""
+        return is_excluded(uri, self.host.settings.completion.exclude_globs)
+
+    def resources(self) -> dict:
+        """Resource counts for soak tests and bug reports (no document text, no secrets)."""
+        try:
+            fds = len(os.listdir("/proc/self/fd"))
+            rss_kb = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            fds, rss_kb = -1, -1
+        return {
+            "tasks": len(asyncio.all_tasks()),
+            "openFiles": fds,
+            "rssMb": round(rss_kb / 1024, 1),
+            "documents": self.documents.count(),
+            "pendingRequests": len(self.server.protocol._request_futures),
+        }
+
+    async def aclose(self) -> None:
+        await self.host.aclose()

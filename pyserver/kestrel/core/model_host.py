@@ -1,0 +1,174 @@
+"""Settings and the active provider: built once off the request path, prewarmed, replaced
+when the configuration changes. Features read `host.provider` / `host.settings` per request
+and may subscribe to changes (the completion engine drops its streams on a new provider)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import Any, Callable
+
+from .. import redact
+from ..config import Settings, SettingsError, load_settings
+from ..providers.base import Provider, ProviderError
+from ..status import StatusReporter
+from .embedded import EmbeddedModel
+from .payload import plain
+
+log = logging.getLogger(__name__)
+
+# The fields that need a new provider (a new client, socket or child process) when they change.
+_TRANSPORT_FIELDS = ("provider", "base_url", "model", "api_key", "http2", "fim_template", "local")
+
+
+class ModelHost:
+    def __init__(self, server: Any, status: StatusReporter) -> None:
+        self.status = status
+        self.settings = Settings()
+        self.effective = self.settings  # what the provider runs with (the local model fills in gaps)
+        self.provider: Provider | None = None
+        self._ready = asyncio.Event()
+        self.embedded = EmbeddedModel(server, status, self._ready)
+        self._listeners: list[Callable[[], None]] = []
+        self._init_options: dict[str, Any] = {}
+        self._changed: dict[str, Any] = {}
+        self._api_key: str | None = None  # from kestrel/setApiKey, or the startup options
+        self._api_key_set = False  # kestrel/setApiKey was called (its null clears the startup key)
+        self._background: set[asyncio.Task] = set()
+        self._configuring = asyncio.Lock()
+        self._pending_configs = 0
+
+    def subscribe(self, listener: Callable[[], None]) -> None:
+        """`listener()` runs whenever the provider or the settings change."""
+        self._listeners.append(listener)
+
+    def _changed_now(self) -> None:
+        for listener in self._listeners:
+            listener()
+
+    # -- what the client sends -----------------------------------------------------------
+    def initialize(self, options: Any) -> None:
+        options = plain(options) if options is not None else {}
+        self._init_options = options if isinstance(options, dict) else {}
+        section = (self._init_options.get("kestrel") or self._init_options) if self._init_options else {}
+        key = section.get("apiKey") if isinstance(section, dict) else None
+        if key:
+            redact.register_secret(key)
+            self._api_key = key
+
+    def start(self) -> None:
+        """After `initialized`: build the provider off the request path (importing openai is slow)."""
+        self._schedule_configure()
+
+    def configuration_changed(self, settings: Any) -> None:
+        changed = plain(settings) if settings is not None else {}
+        self._changed = changed if isinstance(changed, dict) else {}
+        self._schedule_configure()
+
+    def set_api_key(self, key: str | None) -> None:
+        self._api_key = key or None  # null clears it (back to the environment's key, if any)
+        self._api_key_set = True
+        if key:
+            redact.register_secret(key)
+        self._schedule_configure()
+
+    # -- applying it ---------------------------------------------------------------------
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _schedule_configure(self) -> None:
+        """Requests arriving from now on wait (bounded) until every scheduled change has applied."""
+        self._pending_configs += 1
+        self._ready.clear()
+        self.spawn(self._configure())
+
+    async def _configure(self) -> None:
+        try:
+            async with self._configuring:  # changes apply in arrival order, one at a time
+                await self._configure_locked()
+        finally:
+            self._pending_configs -= 1
+            if self._pending_configs == 0:  # requests go ahead only once the LAST change applied
+                self._ready.set()
+
+    async def _configure_locked(self) -> None:
+        try:
+            # A configuration change carries the client's whole `kestrel` section: it replaces the
+            # startup options (so a value can be cleared), on top of the environment.
+            new = load_settings(None if self._changed else self._init_options, self._changed)
+        except SettingsError as exc:
+            self.status.unconfigured(f"Kestrel: invalid settings: {exc}")
+            return
+        if self._api_key or self._api_key_set:
+            env_key = load_settings(None, None).api_key if not self._api_key and new.provider else None
+            new = dataclasses.replace(new, api_key=self._api_key or env_key)
+        redact.register_secret(new.api_key)
+        old, self.settings = self.settings, new
+        transport_changed = self.provider is None or any(
+            getattr(old, name) != getattr(new, name) for name in _TRANSPORT_FIELDS
+        )
+        if transport_changed:
+            await self._replace_provider(new)
+        else:
+            self._changed_now()
+
+    async def _replace_provider(self, settings: Settings) -> None:
+        previous, self.provider = self.provider, None
+        self._changed_now()
+        if previous is not None:
+            self.spawn(previous.aclose())
+        if self.embedded.running and (settings.configured or not settings.local.enabled or
+                                      settings.local != self.effective.local):
+            await self.embedded.stop()
+        if not settings.configured and settings.local.enabled:
+            from ..local.models import runtime_available
+
+            if runtime_available():
+                settings = await self.embedded.start(settings)
+                if settings is None:
+                    return
+        self.effective = settings
+        self._changed_now()
+        if not settings.configured:
+            self.status.unconfigured(
+                "Kestrel: no model configured. Set kestrel.provider (or KESTREL_PROVIDER / OPENAI_API_KEY), "
+                "or start the mock: python -m kestrel.testing.mock_model"
+            )
+            return
+        from ..providers import create_provider
+
+        # Importing the SDK takes ~0.5 s of CPU: do it off the event loop so the server keeps
+        # answering (didOpen, status, cancellations) meanwhile.
+        await asyncio.to_thread(__import__, "openai")
+        try:
+            provider = create_provider(settings)
+        except (ProviderError, ValueError) as exc:
+            self.status.unconfigured(f"Kestrel: {getattr(exc, 'message', exc)}")
+            return
+        self.provider = provider
+        self._changed_now()
+        self.status.configured(settings.preset or settings.provider or "", provider.model, provider.connection_state)
+        await provider.prewarm()
+        self.status.connection_changed(provider.connection_state)
+        log.info("provider ready: %s (%s)", settings.describe(), provider.connection_state)
+
+    # -- what requests wait for ----------------------------------------------------------
+    def startup_budget(self) -> float:
+        """How long a request may wait for set-up: loading the local model takes a while."""
+        return 120.0 if self.settings.local.enabled and not self.settings.configured else 10.0
+
+    async def wait_ready(self, timeout: float | None = None) -> None:
+        if not self._ready.is_set():
+            try:
+                await asyncio.wait_for(self._ready.wait(), self.startup_budget() if timeout is None else timeout)
+            except asyncio.TimeoutError:
+                pass
+
+    async def aclose(self) -> None:
+        if self.provider is not None:
+            await self.provider.aclose()
+            self.provider = None
+        await self.embedded.stop()

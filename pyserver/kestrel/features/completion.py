@@ -1,0 +1,101 @@
+"""Inline completions (`textDocument/inlineCompletion`): ghost text at the cursor.
+
+What to ask and what to show is decided by `completion.engine.InlineCompletionEngine`; this
+module feeds it the cursor, the document and neighbour snippets, and never answers for a
+document version the user has already left."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from lsprotocol import types
+
+from ..config import CompletionSettings, Settings
+from ..completion.engine import CompletionInput, InlineCompletionEngine
+from ..context.neighbors import NeighborIndex
+from ..context.window import split_at
+from ..core import Core
+from ..providers.base import ProviderError
+
+MAX_DOCUMENT_CHARS = 20_000_000  # beyond this we do not even split the text
+
+
+def completion_settings(settings: Settings, embedded: bool) -> CompletionSettings:
+    """CPU-sized windows for the embedded model, unless the user asked for smaller."""
+    c = settings.completion
+    if not embedded:
+        return c
+    loc = settings.local
+    return dataclasses.replace(
+        c, prefix_tokens=min(c.prefix_tokens, loc.prefix_tokens), suffix_tokens=min(c.suffix_tokens, loc.suffix_tokens),
+        max_tokens=min(c.max_tokens, loc.max_tokens), context_tokens=min(c.context_tokens, 200),
+    )
+
+
+class InlineCompletionFeature:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.engine = InlineCompletionEngine(core.host.settings.completion, core.status)
+        self.neighbors = NeighborIndex()
+        core.host.subscribe(self._model_changed)
+        core.documents.subscribe(closed=self._closed)
+
+    def _model_changed(self) -> None:
+        host = self.core.host
+        self.engine.settings = completion_settings(host.settings, host.embedded.running)
+        if self.engine.provider is not host.provider:
+            self.engine.set_provider(host.provider)  # drops streams of the old provider
+
+    def _closed(self, uri: str) -> None:
+        self.neighbors.forget(uri)
+        self.engine.forget(uri)
+
+    async def complete(self, params: types.InlineCompletionParams) -> types.InlineCompletionList | None:
+        core = self.core
+        await core.host.wait_ready()
+        uri = params.text_document.uri
+        doc = core.documents.get(uri)
+        settings = core.host.settings.completion
+        if doc is None or not settings.enabled or len(doc.source) > MAX_DOCUMENT_CHARS:
+            return None
+        if core.host.provider is None:
+            return None  # the status already says why (unconfigured / local model unavailable)
+        language = doc.language_id or ""
+        if language in settings.disabled_languages or core.excluded(uri):
+            return None
+        version = doc.version
+        pos = params.position
+        cur = split_at(doc.source, pos.line, pos.character, core.documents.encoding())
+        request = CompletionInput(
+            uri=uri,
+            path=core.documents.path(uri),
+            language=language,
+            cur=cur,
+            neighbors=lambda query, budget: self.neighbors.snippets(
+                query, core.documents.neighbor_candidates(uri, language, settings.exclude_globs), budget
+            ),
+        )
+        try:
+            text = await self.engine.complete(request)
+        except asyncio.CancelledError:
+            self.engine.request_cancelled(uri, core.documents.text(uri))
+            raise
+        except ProviderError as exc:
+            if exc.message != "cancelled":
+                core.status.report(exc)
+            return None
+        if not text or doc.version != version:
+            return None  # empty, or the document moved on while we waited: never show a stale item
+        return types.InlineCompletionList(
+            items=[types.InlineCompletionItem(insert_text=text, range=types.Range(start=pos, end=pos))]
+        )
+
+    def counters(self) -> dict:
+        return {
+            "liveGenerations": self.engine.live_generations,
+            "generationsStarted": self.engine.generations_started,
+        }
+
+    async def aclose(self) -> None:
+        await self.engine.aclose()

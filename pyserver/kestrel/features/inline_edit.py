@@ -1,0 +1,78 @@
+"""Inline edits (`kestrel/edit`): rewrite the selection (or the enclosing block) from an
+instruction. The rewrite streams to the editor as `kestrel/editDelta` through the shared turn
+streamer (so `kestrel/steer` redirects it like a chat answer); the answer is minimal edits
+against the current document version, rebased when the user typed elsewhere, refused when the
+target itself changed."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..core import Core, plain
+from ..edits.diff import clean_rewrite, minimal_edits, to_lsp_edits
+from ..edits.inline_edit import EditRefused, edit_messages, rebase, target_for
+
+
+class InlineEditFeature:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    async def edit(self, params: Any) -> dict:
+        core = self.core
+        data = plain(params) or {}
+        edit_id = str(data.get("id") or f"edit-{time.monotonic_ns()}")
+        await core.host.wait_ready()
+        uri = str(data.get("uri", ""))
+        doc = core.documents.get(uri)
+        if doc is None:
+            return {"id": edit_id, "error": "the document is not open"}
+        if core.excluded(uri):
+            return {"id": edit_id, "error": "this file is excluded from Kestrel (secrets or excludeGlobs)"}
+        provider = core.host.provider
+        if provider is None:
+            return {"id": edit_id, "error": core.status.message or "no model is configured"}
+        instruction = str(data.get("instruction", "")).strip()
+        if not instruction:
+            return {"id": edit_id, "error": "the instruction is empty"}
+        rng = data.get("range") or {}
+        start, end = rng.get("start") or {}, rng.get("end") or rng.get("start") or {}
+        text, version = doc.source, doc.version
+        target = target_for(text, int(start.get("line", 0)), int(start.get("character", 0)),
+                            int(end.get("line", 0)), int(end.get("character", 0)))
+        encoding = core.documents.encoding()
+        core.notify("kestrel/editStarted", {
+            "id": edit_id, "edits": to_lsp_edits(text, target.start, [(0, len(target.text), target.text)], encoding)})
+        seen = {"version": version, "refused": None}
+
+        def watch(_delta: str) -> None:  # the user may type while the edit streams
+            if doc.version != seen["version"] and seen["refused"] is None:
+                seen["version"] = doc.version
+                try:
+                    rebase(doc.source, target)
+                except EditRefused as exc:
+                    seen["refused"] = str(exc)
+                    core.turns.stop(edit_id)
+
+        messages = edit_messages(text, target, instruction, doc.language_id or "", core.documents.path(uri))
+        # No resume for edits: a rewrite stitched across a dropped stream is not trustworthy code.
+        result = await core.turns.turn(provider, edit_id, messages, delta_method="kestrel/editDelta", on_delta=watch,
+                                       prediction=target.text, resume=False)
+        if seen["refused"]:
+            return {"id": edit_id, "error": seen["refused"]}
+        if result.get("error"):
+            return {"id": edit_id, "error": f"the edit failed: {result['error']}; the document was not changed"}
+        rewritten = clean_rewrite(result["text"], target.text)
+        current = core.documents.get(uri)
+        if current is None:
+            return {"id": edit_id, "error": "the document was closed"}
+        try:
+            base = rebase(current.source, target)
+        except EditRefused as exc:
+            return {"id": edit_id, "error": str(exc)}
+        edits = minimal_edits(target.text, rewritten)
+        return {
+            "id": edit_id, "version": current.version, "newText": rewritten,
+            "edits": to_lsp_edits(current.source, base, edits, encoding),
+            "steers": result.get("steers", []), "stopped": bool(result.get("stopped")),
+        }

@@ -1,0 +1,122 @@
+"""Quick fixes (`textDocument/codeAction` + `codeAction/resolve`): "Fix with Kestrel" and
+"Explain with Kestrel" per diagnostic. Listing actions costs nothing; the model runs only
+when a fix is picked (resolve, or the `kestrel.fix` command for clients without resolve)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from ..core import Core, plain
+from ..edits.quickfix import collect, compute_fix, explain_messages, region_for
+from ..providers.base import ProviderError
+
+MAX_DIAGNOSTICS = 10  # actions listed per request
+
+
+class QuickFixFeature:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def _supports_resolve(self) -> bool:
+        caps = self.core.server.client_capabilities.text_document
+        support = caps.code_action.resolve_support if caps and caps.code_action else None
+        return bool(support and "edit" in (support.properties or []))
+
+    def actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """One "Fix" and one "Explain" per diagnostic; no model call until one is picked."""
+        uri = params.text_document.uri
+        doc = self.core.documents.get(uri)
+        if doc is None or self.core.excluded(uri):
+            return []
+        lazy_resolve = self._supports_resolve()
+        actions = []
+        for diag in params.context.diagnostics[:MAX_DIAGNOSTICS]:
+            if diag.source == "kestrel":
+                continue
+            data = {
+                "uri": uri, "version": doc.version, "message": diag.message,
+                "startLine": diag.range.start.line, "endLine": diag.range.end.line,
+            }
+            short = diag.message.splitlines()[0][:60] if diag.message else "problem"
+            fix = types.CodeAction(
+                title=f"Fix with Kestrel: {short}", kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                data={**data, "action": "fix"},
+            )
+            if not lazy_resolve:  # clients without resolve support run the fix as a command when picked
+                fix.command = types.Command(title=fix.title, command="kestrel.fix", arguments=[{**data, "action": "fix"}])
+            explain = types.CodeAction(
+                title="Explain with Kestrel", kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                command=types.Command(title="Explain with Kestrel", command="kestrel.explain", arguments=[data]),
+            )
+            actions += [fix, explain]
+        return actions
+
+    async def _fix_edit(self, data: dict) -> types.WorkspaceEdit:
+        core = self.core
+        await core.host.wait_ready()
+        uri = data["uri"]
+        doc = core.documents.get(uri)
+        if doc is None:
+            raise ProviderError("the document is no longer open")
+        provider = core.host.provider
+        if provider is None:
+            raise ProviderError("no model is configured: set kestrel.provider or KESTREL_PROVIDER")
+        if doc.version != data.get("version"):
+            raise ProviderError("the document changed since the fix was offered: ask for the fix again")
+        text, version = doc.source, doc.version
+        region = region_for(text, int(data["startLine"]), int(data["endLine"]))
+        edit = await compute_fix(
+            provider, text, region, data.get("message", ""), doc.language_id or "", core.documents.path(uri),
+            core.documents.encoding(),
+        )
+        current = core.documents.get(uri)
+        if current is None or current.version != version:
+            raise ProviderError("the document changed while the fix was computed: nothing was applied")
+        edits = [] if edit is None else [types.TextEdit(
+            range=types.Range(start=types.Position(**edit["range"]["start"]), end=types.Position(**edit["range"]["end"])),
+            new_text=edit["newText"],
+        )]
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits,
+        )])
+
+    async def resolve(self, action: types.CodeAction) -> types.CodeAction:
+        data = plain(action.data)
+        if not isinstance(data, dict) or data.get("action") != "fix" or not self._supports_resolve():
+            return action  # (without resolve support the action's command does the work: never twice)
+        try:
+            action.edit = await self._fix_edit(data)
+        except ProviderError as exc:
+            self.core.status.report(exc)
+        return action
+
+    async def run_fix(self, data: Any) -> bool:
+        try:
+            edit = await self._fix_edit(plain(data))
+        except ProviderError as exc:
+            self.core.status.report(exc)
+            return False
+        result = await self.core.server.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label="Kestrel fix"))
+        return bool(result and result.applied)
+
+    async def explain(self, data: Any) -> str | None:
+        core = self.core
+        data = plain(data)
+        await core.host.wait_ready()
+        doc = core.documents.get(data.get("uri", ""))
+        provider = core.host.provider
+        if doc is None or provider is None:
+            core.status.error_once("explain", "Kestrel: nothing to explain (no open document or no model configured)")
+            return None
+        region = region_for(doc.source, int(data["startLine"]), int(data["endLine"]))
+        try:
+            answer = await collect(provider, explain_messages(
+                doc.source, region, data.get("message", ""), doc.language_id or "", core.documents.path(doc.uri)))
+        except ProviderError as exc:
+            core.status.report(exc)
+            return None
+        core.show_info(answer)
+        return answer

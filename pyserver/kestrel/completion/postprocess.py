@@ -6,6 +6,13 @@ multi-line stops at the end of the block (a dedent), at `max_lines`, before a li
 repeats the code after the cursor, and at a repeated line; brackets that the text after
 the cursor already closes are not closed twice; truncated text ends where its own
 brackets balance; indentation already typed is not inserted again.
+
+Where code follows the cursor in the same block (mid-line, before existing code, or on an
+empty line inside a body), the model's middle ends where it starts re-typing that code: a
+fill-in-the-middle model rejoins the suffix once the hole is filled. The suggestion is the
+text up to that point (a new line above existing code keeps its newline). If it does not
+rejoin within a few lines, it is rewriting the code below rather than filling the hole: only
+its first line is offered, and nothing if that line repeats the code that follows.
 """
 
 from __future__ import annotations
@@ -53,6 +60,90 @@ def _bracket_depths(line: str, depth: int) -> tuple[int, int | None]:
     return depth, None
 
 
+SYNC_CHARS = 16  # re-typing this much of the text after the cursor counts as rejoining it
+SYNC_MIN_TAIL = 6  # a stream that ended while re-typing: at least this many characters of it
+SYNC_HORIZON_LINES = 3  # lines past the first in which a filled hole must rejoin the code after it
+
+
+def suffix_sync(text: str, after: str, done: bool) -> int | None:
+    """Index in `text` where the model starts re-typing `after` (the middle ends there), or None."""
+    targets = [after]
+    if after.startswith("\n\n"):  # a blank line the model may not reproduce
+        targets.append("\n" + after.lstrip("\n"))
+    best = None
+    for target in targets:
+        need = min(SYNC_CHARS, len(target))
+        if not target.strip():
+            continue
+        head = target[:need]
+        k = text.find(head)
+        while k >= 0 and need < SYNC_CHARS and k + need < len(text):
+            k = text.find(head, k + 1)  # a short suffix must be the very end of the text
+        if k < 0 and done:
+            for j in range(max(len(text) - need, 0), len(text) - SYNC_MIN_TAIL + 1):
+                tail = text[j:]
+                if tail.strip() and target.startswith(tail):
+                    k = j
+                    break
+        if k >= 0 and (best is None or k < best):
+            best = k
+    return best
+
+
+def _following_line(line_after: str, after: str) -> str | None:
+    """The first line of code after the cursor (the rest of the cursor line counts)."""
+    if line_after.strip():
+        return line_after
+    return next((ln for ln in after.split("\n")[1:8] if ln.strip()), None)
+
+
+def _code_follows_in_block(line_before: str, line_after: str, after: str, before_lines: list[str]) -> bool:
+    """Is there code after the cursor that continues the block the cursor is in?"""
+    following = _following_line(line_after, after)
+    if following is None:
+        return False
+    if line_after.strip():
+        return True
+    if line_before.strip():
+        return False  # end of a line with text: the next line is a separate statement
+    previous = next((ln for ln in reversed(before_lines) if ln.strip()), "")
+    level = len(line_before) if line_before else indent_of(previous)
+    if previous.rstrip().endswith((":", "{", "(", "[")) and indent_of(following) <= indent_of(previous):
+        return False  # an empty body after an opener: a block is wanted
+    return indent_of(following) >= level
+
+
+def fill_the_hole(text: str, line_before: str, line_after: str, after: str, *, done: bool,
+                  model_ended: bool = False, max_lines: int = 12) -> Shown:
+    """Code follows the cursor: the middle is what comes before the model rejoins it, or where
+    the model itself ended it (its end-of-middle token)."""
+    k = suffix_sync(text, after, done)
+    if k is not None:
+        middle = text[:k]
+        return Shown(middle if middle.strip() else "", True)
+    lines = text.split("\n")
+    following = _following_line(line_after, after)
+    if model_ended and len(lines) <= max_lines and text.strip():
+        if following is not None and lines[0].strip() == following.strip():
+            return Shown("", True)
+        return Shown(text, True)
+    if not done and len(lines) <= SYNC_HORIZON_LINES + 1:
+        return Shown("", False)  # it may still rejoin
+    first = lines[0]
+    if not first.strip() or (following is not None and first.strip() == following.strip()):
+        return Shown("", True)  # nothing, or a re-typing of the code that follows
+    if not line_before.strip() and line_after.strip():
+        return Shown(first + "\n", True)  # a new line above the existing code
+    return Shown(_without_doubled_closers(first, line_after), True)
+
+
+def _without_doubled_closers(text: str, line_after: str) -> str:
+    rest = line_after.strip()
+    if rest and text.rstrip().endswith(rest):
+        return text.rstrip()[: len(text.rstrip()) - len(rest)]
+    return text
+
+
 def finalize(
     raw: str,
     line_before: str,
@@ -62,6 +153,8 @@ def finalize(
     multiline: bool,
     max_lines: int,
     done: bool,
+    before_lines: list[str] | None = None,
+    model_ended: bool = False,
 ) -> Shown:
     text = strip_fences(raw) if raw.startswith("```") else raw
     final = False
@@ -71,6 +164,10 @@ def finalize(
     # Indentation the user already typed is not inserted again.
     if line_before and not line_before.strip() and text.startswith(line_before):
         text = text[len(line_before) :]
+
+    if _code_follows_in_block(line_before, line_after, after, before_lines or []):
+        return fill_the_hole(text, line_before, line_after, after, done=done, model_ended=model_ended,
+                             max_lines=max_lines)
 
     lines = text.split("\n")
     complete = len(lines) - 1 if not done else len(lines)  # the last line may still grow

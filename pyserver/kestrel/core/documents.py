@@ -53,9 +53,19 @@ class Documents:
     def count(self) -> int:
         return len(self._server.workspace.text_documents)
 
-    @staticmethod
-    def path(uri: str) -> str:
-        return uri_to_path(uri)
+    def path(self, uri: str) -> str:
+        """The file's path as the model sees it: relative to the workspace folder that holds it
+        (never the user's absolute path, which may go to a remote model), else its file name."""
+        path = uri_to_path(uri)
+        workspace = self._server.workspace
+        roots = [uri_to_path(f.uri) for f in (getattr(workspace, "folders", None) or {}).values()]
+        if getattr(workspace, "root_path", None):
+            roots.append(workspace.root_path)
+        for root in sorted(filter(None, roots), key=len, reverse=True):
+            root = root.rstrip("/") + "/"
+            if path.startswith(root):
+                return path[len(root):]
+        return path.rsplit("/", 1)[-1]
 
     def encoding(self) -> str:
         """The position encoding negotiated at `initialize` (UTF-16 unless the client chose another)."""
@@ -73,6 +83,6 @@ class Documents:
             if len(doc.source) > MAX_NEIGHBOR_CHARS:
                 continue
             same_language = (doc.language_id or "") == language
-            out.append((0 if same_language else 1, other, uri_to_path(other), doc.version, doc.source))
+            out.append((0 if same_language else 1, other, self.path(other), doc.version, doc.source))
         out.sort(key=lambda item: item[0])  # stable: same language first, then most recent
         return [item[1:] for item in out]

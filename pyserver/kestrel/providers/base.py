@@ -42,6 +42,7 @@ class StreamStats:
     first_token: float | None = None
     finished: float | None = None
     chunks: int = 0
+    stop_reason: str | None = None  # "stop": the model ended by itself; "length": the token cap
 
     def mark_delta(self) -> None:
         if self.first_token is None:

@@ -32,6 +32,8 @@ class FimProvider(ChatCompletionsProvider):
         async with self.http.sse(self.http.completion_client.completions, **params) as events:
             async for event in events:
                 for choice in event.get("choices") or ():
+                    if choice.get("finish_reason"):
+                        stats.stop_reason = choice["finish_reason"]
                     text = choice.get("text")
                     if text:
                         stats.mark_delta()

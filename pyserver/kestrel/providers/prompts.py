@@ -73,7 +73,9 @@ def fim_template_for(model: str, setting: str = "auto") -> FimTemplate:
 
 def render_context(prompt: CompletionPrompt, file_sep: str | None) -> str:
     if not prompt.snippets:
-        return f"{file_sep}{prompt.path}\n" if file_sep else ""
+        # No repository context: the bare FIM prompt. A lone `<|file_sep|>{path}` header makes
+        # small instruct models (Qwen2.5-Coder-0.5B measured) ignore the suffix.
+        return ""
     if file_sep:
         parts = [f"{file_sep}{s.path}\n{s.text}\n" for s in prompt.snippets]
         parts.append(f"{file_sep}{prompt.path}\n")

@@ -249,9 +249,21 @@ class CopilotServer:
         await self.spawn()
         return await self.client.start_editor(self.workspace)
 
+    def messages(self) -> list[str]:
+        """The server's window/logMessage texts so far."""
+        return [str(getattr(p, "message", p)) for _, m, p in self.client.notifications if m == types.WINDOW_LOG_MESSAGE]
+
+    def outside_hosts(self) -> list[str]:
+        """Hosts other than the stand-in that the server's log says it tried to reach."""
+        import re
+
+        hosts = set(re.findall(r"https?://([A-Za-z0-9.-]+)", "\n".join(self.messages())))
+        return sorted(h for h in hosts if h not in ("127.0.0.1", "localhost"))
+
     async def stop(self) -> None:
         await self.client.shutdown()
         if self._log is not None:
+            self._log.write(("\n".join(f"[logMessage] {m}" for m in self.messages()) + "\n").encode())
             self._log.close()
         shutil.rmtree(self.home, ignore_errors=True)
         shutil.rmtree(self.workspace, ignore_errors=True)

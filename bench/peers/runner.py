@@ -352,6 +352,7 @@ async def measure(out: Path, quick: bool) -> dict[str, Any]:
                 for name in (PEERS[::-1] if r % 2 == 0 else PEERS):
                     await serial_segment(eds[name], keys // 2, *serial[name])
             print("  serial: " + ", ".join(f"{n} {len(v[0])} results" for n, v in serial.items()), flush=True)
+            outside = sorted(set(srv.outside_hosts()) | set(srv0.outside_hosts()))
         finally:
             await srv.stop()
             await srv0.stop()
@@ -373,6 +374,7 @@ async def measure(out: Path, quick: bool) -> dict[str, Any]:
         res["ratio_kestrel_over_copilot"] = _ratios(storm, "visible_latency_ms")
         all_stats = standin.stats()
         res["copilot_upstream"] = {"requests": all_stats.get("requests"), "unknown_paths": all_stats.get("unknown"),
+                                   "outside_hosts_attempted": outside,
                                    "completion_bodies": all_stats.get("completion_bodies", [])[:3]}
     return res
 

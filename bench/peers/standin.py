@@ -151,7 +151,7 @@ class StandIn:
         path = target.split("?", 1)[0]
         if path.startswith(COMPLETIONS_PREFIX) and path.endswith("/completions") and method == "POST":
             self._count("completions")
-            return await self._completions(path, body, writer)
+            return await self._completions(path, headers, body, writer)
         key = f"{method} {path}"
         if method == "GET" and path == "/_standin/stats":
             return await self._send(writer, 200, self.stats)
@@ -184,14 +184,15 @@ class StandIn:
         self._log(f"unknown path: {key}")
         return await self._send(writer, 404, {"message": "Not Found (stand-in)"})
 
-    async def _completions(self, path: str, raw: bytes, writer: asyncio.StreamWriter) -> bool:
+    async def _completions(self, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter) -> bool:
         self.stats["completion_requests"] += 1
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
             return await self._send(writer, 400, {"message": "bad json"})
         if len(self.stats["completion_bodies"]) < MAX_BODIES:
-            self.stats["completion_bodies"].append({"path": path, "body": body})
+            shown = {k: ("<redacted>" if k == "authorization" else v) for k, v in headers.items()}
+            self.stats["completion_bodies"].append({"path": path, "headers": shown, "body": body})
         hay = haystack(body.get("prompt"), body.get("suffix"))
         plan = make_plan(select_script(self.cfg, hay), hay, fault=None, stop=body.get("stop"),
                          max_tokens=body.get("max_tokens"))

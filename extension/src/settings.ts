@@ -36,6 +36,7 @@ export interface ServerSettings {
   };
   local: {
     enabled: boolean;
+    model?: string;
     modelPath?: string;
   };
 }
@@ -111,6 +112,7 @@ export function shouldComplete(gates: ClientGates, languageId: string): boolean 
 export function buildServerSettings(cfg: ConfigReader): ServerSettings {
   const languages = languageMap(cfg);
   const modelPath = str(cfg, "local.modelPath");
+  const localModel = str(cfg, "local.model"); // sent only when set: the server owns the default
   const settings: ServerSettings = {
     effort: oneOf(str(cfg, "effort"), EFFORTS, "low"),
     http2: oneOf(str(cfg, "http2"), ["auto", "on", "off"] as const, "auto"),
@@ -124,7 +126,11 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
         .sort(),
       excludeGlobs: strings(cfg, "completion.excludeGlobs"),
     },
-    local: { enabled: bool(cfg, "local.enabled", true), ...(modelPath ? { modelPath } : {}) },
+    local: {
+      enabled: bool(cfg, "local.enabled", true),
+      ...(localModel ? { model: localModel } : {}),
+      ...(modelPath ? { modelPath } : {}),
+    },
   };
   const provider = str(cfg, "provider");
   const model = str(cfg, "model");

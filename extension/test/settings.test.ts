@@ -115,6 +115,16 @@ describe("gates", () => {
   });
 });
 
+describe("the embedded model choice", () => {
+  it("forwards kestrel.local.model only when set (the server owns the default)", () => {
+    expect(buildServerSettings(cfg({ "local.model": "qwen2.5-coder-1.5b" })).local).toEqual({
+      enabled: true,
+      model: "qwen2.5-coder-1.5b",
+    });
+    expect(buildServerSettings(cfg({})).local).toEqual({ enabled: true });
+  });
+});
+
 describe("needsRestart", () => {
   const base = buildServerSettings(cfg({ provider: "groq", model: "m", "local.modelPath": "/m.gguf" }));
   it("restarts when a value given at start-up is cleared", () => {

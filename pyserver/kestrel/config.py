@@ -68,7 +68,8 @@ class LocalSettings:
     """The embedded local model (used when no provider is configured)."""
 
     enabled: bool = True
-    model_path: str | None = None
+    model: str = "qwen2.5-coder-0.5b"  # or "qwen2.5-coder-1.5b": better, about half the speed
+    model_path: str | None = None  # a GGUF file: overrides `model`
     context: int = 2048  # llama.cpp n_ctx
     threads: int | None = None
     # CPU-sized prompt windows: the first token must arrive fast on 2 cores.
@@ -162,6 +163,8 @@ def env_overrides(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         out["ca_bundle"] = env["KESTREL_CA_BUNDLE"]
     if env.get("KESTREL_MODEL_PATH"):
         out["local"] = {"model_path": env["KESTREL_MODEL_PATH"]}
+    if env.get("KESTREL_LOCAL_MODEL"):
+        out.setdefault("local", {})["model"] = env["KESTREL_LOCAL_MODEL"]
     if env.get("KESTREL_LOCAL", "").lower() in ("0", "off", "false", "no"):
         out.setdefault("local", {})["enabled"] = False
     return out

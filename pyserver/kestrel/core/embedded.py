@@ -39,7 +39,8 @@ class EmbeddedModel:
             loop.call_soon_threadsafe(progress.report, message, percent)
 
         try:
-            model = await asyncio.to_thread(resolve_model, settings.local.model_path, report)
+            model = await asyncio.to_thread(resolve_model, settings.local.model_path, report,
+                                          model=settings.local.model)
             progress.report(f"loading {model.path.name}", None)
             if self.runtime is None:
                 self.runtime = LocalModelServer(

@@ -46,6 +46,7 @@ async def run() -> int:
     status: list = []
     client.feature("kestrel/status")(lambda params: status.append(params))
     client.feature("kestrel/chatDelta")(lambda params: print(params.delta, end="", flush=True))
+    client.feature("window/showMessage")(lambda params: print(f"\n[kestrel] {params.message}", flush=True))
     t0 = time.perf_counter()
     await client.start_io(sys.executable, "-m", "kestrel", "--log-level", "WARNING")
     result = await client.initialize_async(

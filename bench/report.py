@@ -477,6 +477,43 @@ def render_markdown(doc: dict[str, Any]) -> str:
             L.append("\nRatios (p50): " + ", ".join(f"{k} = **{x}×**" for k, x in cx["ratios_p50"].items()) +
                      f". Mock saw requests {cx['mock_requests']}, WebSocket connections {cx['mock_ws_connections']}.\n")
 
+    q = res.get("quality")
+    if q:
+        L.append("## quality — completion pass@1 on a HumanEval-infilling slice, raw model vs Kestrel\n")
+        if "error" in q or "skipped" in q:
+            L.append(f"**not run:** {q.get('error') or q.get('skipped')}\n")
+        else:
+            from .quality.summary import HEADER, table_rows
+
+            L.append(f"Model `{q.get('model')}` on one llama.cpp server, greedy; the same tasks for both systems; "
+                     "`make eval` runs the full sample (bench/QUALITY.md).\n")
+            L += table([(h, (lambda i: lambda *row: row[i])(i)) for i, h in enumerate(HEADER)],
+                       [tuple(r) for r in table_rows(q)])
+            L.append("")
+
+    pe = res.get("peers")
+    if pe:
+        L.append("## peers — GitHub Copilot's language server vs Kestrel, same mock behaviour\n")
+        if "error" in pe or "skipped" in pe:
+            L.append(f"**not run:** {pe.get('error') or pe.get('skipped')}\n")
+        else:
+            L.append(f"`@github/copilot-language-server@{pe['copilot_version']}` against a local HTTPS stand-in of "
+                     f"GitHub's endpoints streaming the mock's script ({pe['script']}), isolation: {pe['isolation']}. "
+                     "*copilot_nodelay*: the stand-in's experiment config sets Copilot's 200 ms `completionsDelay` to 0. "
+                     "Storm: one request per keystroke, the previous one cancelled; serial: each answer awaited.\n")
+            storm, serial = pe["keystroke_storm"], pe["keystroke_serial"]
+            L += table([
+                ("server", lambda k: k),
+                ("storm visible p50 / p95 ms", lambda k: _pair(storm[k]["visible_latency_ms"], 1)),
+                ("storm results", lambda k: storm[k]["client"]["results"]),
+                ("serial p50 / p95 ms", lambda k: _pair(serial[k]["latency_ms"], 1)),
+                ("cold start → first completion p50 ms",
+                 lambda k: _f(pe["cold_start"][k]["spawn_to_first_completion_ms"]["p50"], 1) if k in pe["cold_start"] else "–"),
+            ], [(k,) for k in storm])
+            L.append(f"\nKestrel / Copilot: storm {pe['ratio_kestrel_over_copilot']}, serial "
+                     f"{pe['serial_ratio_kestrel_over_copilot']}. Hosts outside the machine Copilot tried (blocked): "
+                     f"{pe['copilot_upstream']['outside_hosts_attempted']}.\n")
+
     cks = doc.get("checks") or []
     if cks:
         L.append("## Targets\n")

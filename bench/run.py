@@ -23,7 +23,7 @@ from . import common
 from .report import checks, render_markdown
 
 BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost", "local_model", "edits_ms",
-              "relay", "steer_ms", "transports", "codex", "quality")
+              "relay", "steer_ms", "transports", "codex", "quality", "peers")
 ALIASES = {"rss": "rss_mb", "storm": "keystroke_storm", "parse_cost": "sdk_parse_cost", "sdk_parse": "sdk_parse_cost",
            "inline": "inline_added", "cold": "cold_start", "steer": "steer_ms", "transport": "transports"}
 ALL_KINDS = ("chat", "fim", "responses", "responses-ws", "chat-h1")  # chat-h1: chat with http2=off (HTTP/1.1)
@@ -75,6 +75,10 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def run_one(name: str, cfg: dict[str, Any], logs: Path) -> Any:
+    if name == "peers":  # GitHub Copilot's language server vs Kestrel on the same mock behaviour
+        from .peers import run_peers
+
+        return await run_peers(logs, cfg["quick"])
     if name == "quality":  # a slice of `make eval`: completion pass@1, raw model vs Kestrel
         from . import quality
 

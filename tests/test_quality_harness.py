@@ -156,3 +156,32 @@ def test_summary_and_report_render():
     md = render_markdown(doc)
     assert "| single-line | line start | raw | 1 | 100.0% (1) |" in md
     assert "Kestrel passes, raw fails" in md and "`a⏎`" in md
+
+
+def test_summary_with_the_copilot_peer():
+    def side(text, passed):
+        return {"text": text, "shown": text != "", "passed": passed, "result": "passed" if passed else "failed: x",
+                "latency_ms": 5.0}
+
+    records = [
+        {"set": "single-line", "task_id": "SingleLine/HumanEval/0/0", "placement": "line_start", "expected": "a\n",
+         "raw": side("a\n", False), "kestrel": side("a\n", True), "copilot": side("b\n", True)},
+        {"set": "single-line", "task_id": "SingleLine/HumanEval/0/0", "placement": "after_indent", "expected": "a\n",
+         "raw": side("a\n", True), "kestrel": side("a\n", True), "copilot": side("", False)},
+    ]
+    s = summarize(records)
+    ls = s["sets"]["single-line"]["line_start"]
+    assert ls["copilot"]["pass_at_1"] == 1.0 and ls["paired_copilot"]["copilot_only"] == 1
+    assert s["sets"]["single-line"]["after_indent"]["paired_copilot"]["raw_only"] == 1
+    assert s["paired_totals"]["peers"]["copilot"]["outcome_differs"] == 2
+    assert "peers" not in summarize([{k: v for k, v in r.items() if k != "copilot"} for r in records])["paired_totals"]
+    doc = {"model": "m", "model_path": "/m.gguf", "wall_seconds": 1.0, "machine": {"cpus": 2, "cpu": "x"},
+           "counts": data.EXPECTED_COUNTS,
+           "config": {"sample": {"single-line": 1}, "full": False, "sample_seed": 1, "random_span_seed": 2,
+                      "placements": list(data.PLACEMENTS), "raw_caps": {"single-line": 64, "multi-line": 160},
+                      "timeout_s": 10.0, "n_ctx": 4096, "peers": ["copilot"]}, **s}
+    table = render_table(doc)
+    assert "copilot" in table and "+this system only" in table
+    md = render_markdown(doc)
+    assert "| single-line | line start | copilot | 1 | 100.0% (1) |" in md and "copilot vs raw:" in md
+    assert "| single-line | copilot |" in md

@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import copy
 import json
+import re
 import ssl
 import sys
 import time
@@ -29,6 +30,70 @@ from typing import Any, Optional
 from kestrel.testing.mock_model.script import DEFAULT_CONFIG, haystack, make_plan, select_script
 
 COMPLETIONS_PREFIX = "/v1/engines/"
+# FIM prompt of the upstream model's family (config `fim`), built from Copilot's prompt and suffix.
+FIM_TEMPLATES = {
+    "qwen": ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
+    "starcoder": ("<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
+}
+# The models' own end markers (special tokens), sent as llama.cpp `stop` next to the request's own.
+MODEL_STOPS = ["<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|im_end|>", "<|fim_prefix|>"]
+# Copilot's isContinuationLine: a line at the block's indentation that still belongs to it.
+_CONTINUATION = re.compile(r"^(\{|\}|\[|\]|\(|\)|(then|else|elseif|elif|catch|finally|fi|done|end|loop|until|where|when)\b)")
+
+
+def fim_prompt(prompt: str, suffix: str, family: str = "qwen") -> str:
+    """The whole Copilot prompt (its `# Path: ...` line included) as the model's FIM prompt."""
+    begin, hole, end = FIM_TEMPLATES[family]
+    return f"{begin}{prompt}{hole}{suffix}{end}"
+
+
+def _indent(line: str) -> Optional[int]:
+    """Indentation of a line with content (None for a blank line), as Copilot's indentationOfLine."""
+    stripped = line.lstrip()
+    return len(line) - len(stripped) if stripped else None
+
+
+def current_indent(prompt: str, language: str = "python") -> int:
+    """Indentation of the last non-blank line before the cursor (Copilot's contextIndentation
+    `current`, computed from the prompt's end): in Python a closing docstring line counts as the
+    line before its opening quotes (a function's docstring -> the `def` line)."""
+    lines = prompt.split("\n")
+    g = len(lines) - 1
+    while g >= 0 and _indent(lines[g]) is None:
+        g -= 1
+    if g < 0:
+        return 0
+    found = _indent(lines[g])
+    if language == "python":
+        e = lines[g].strip()
+        if e.endswith('"""') and not (e.startswith('"""') and e != '"""'):
+            g -= 1
+            while g >= 0 and not lines[g].strip().startswith('"""'):
+                g -= 1
+            if g >= 0:
+                g -= 1
+                found = None
+                while found is None and g >= 0:
+                    found = _indent(lines[g])
+                    g -= 1
+    return found or 0
+
+
+def indentation_cut(text: str, current: int, next_indent: Optional[int]) -> Optional[int]:
+    """`trim_by_indentation`: where the completion leaves its block, or None (go on). The rule of
+    Copilot's own client-side indentation trimming (completionCutOrContinue, no preview text):
+    after the first line, the first line with content whose indentation is below
+    max(current, next_indent), or equal to it and not a continuation (`else`, `elif`, `)` ...),
+    ends the completion just before that line's newline."""
+    lines = text.split("\n")
+    limit = max(current, next_indent or 0)
+    pos = len(lines[0])
+    for line in lines[1:]:
+        ind = _indent(line)
+        if ind is not None and (ind < limit or (ind == limit and not _CONTINUATION.match(line.lstrip().lower()))):
+            return pos
+        pos += 1 + len(line)
+    return None
 MAX_BODIES = 20  # completion request bodies kept for the report
 
 
@@ -43,6 +108,7 @@ class StandIn:
         self.log = log if log is not None else sys.stderr
         self.base_url = ""
         self.server: Optional[asyncio.base_events.Server] = None
+        self._upstream: Any = None  # an AsyncOpenAI client when `upstream` is configured
         self.reset()
 
     # --- bookkeeping ---------------------------------------------------------------------
@@ -193,6 +259,8 @@ class StandIn:
         if len(self.stats["completion_bodies"]) < MAX_BODIES:
             shown = {k: ("<redacted>" if k == "authorization" else v) for k, v in headers.items()}
             self.stats["completion_bodies"].append({"path": path, "headers": shown, "body": body})
+        if self.cfg.get("upstream"):  # a real model (llama.cpp) behind the stand-in
+            return await self._forward(path, body, writer)
         hay = haystack(body.get("prompt"), body.get("suffix"))
         plan = make_plan(select_script(self.cfg, hay), hay, fault=None, stop=body.get("stop"),
                          max_tokens=body.get("max_tokens"))
@@ -229,6 +297,75 @@ class StandIn:
         except (ConnectionError, ssl.SSLError):
             self.stats["streams_cancelled"] += 1
             return False
+        self.stats["streams_completed"] += 1
+        return True
+
+    async def _forward(self, path: str, body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
+        """Answer a completion from the upstream llama.cpp server (config `upstream`: its /v1 base URL,
+        `upstream_model`, `fim`): the FIM prompt of Copilot's prompt and suffix, `max_tokens`, `stop`
+        (plus the model's own end markers), temperature 0, streamed back as Copilot's SSE. With
+        `extra.trim_by_indentation` the stream ends where the completion leaves its block
+        (indentation_cut) and the upstream stream is closed there."""
+        from openai import AsyncOpenAI
+
+        if self._upstream is None:
+            self._upstream = AsyncOpenAI(base_url=self.cfg["upstream"], api_key="local", max_retries=0, timeout=300)
+        extra = body.get("extra") or {}
+        prompt, suffix = body.get("prompt") or "", body.get("suffix") or ""
+        stop = body.get("stop")
+        stop = [stop] if isinstance(stop, str) else list(stop or [])
+        trim = bool(extra.get("trim_by_indentation"))
+        current = current_indent(prompt, extra.get("language") or "") if trim else 0
+        ids = {"id": "cmpl-" + uuid.uuid4().hex[:12], "created": _now(), "model": path.split("/")[3]}
+        writer.write(self._head(200, {"content-type": "text/event-stream", "cache-control": "no-cache",
+                                      "transfer-encoding": "chunked"}))
+
+        def chunk(payload: bytes) -> bytes:
+            return f"{len(payload):x}\r\n".encode() + payload + b"\r\n"
+
+        def event(text: str, finish: Optional[str]) -> bytes:
+            choice = {"text": text, "index": 0, "finish_reason": finish, "logprobs": None}
+            return chunk(b"data: " + json.dumps({**ids, "choices": [choice]}).encode() + b"\n\n")
+
+        text, sent, finish = "", 0, "stop"
+        stream: Any = None
+        try:
+            await writer.drain()
+            stream = await self._upstream.completions.create(
+                model=self.cfg.get("upstream_model") or "model",
+                prompt=fim_prompt(prompt, suffix, self.cfg.get("fim") or "qwen"),
+                max_tokens=int(body.get("max_tokens") or 500), temperature=0, stream=True,
+                stop=stop + [s for s in MODEL_STOPS if s not in stop])
+            async for part in stream:
+                if not part.choices:
+                    continue
+                choice = part.choices[0]
+                text += choice.text or ""
+                if choice.finish_reason:
+                    finish = choice.finish_reason
+                cut = indentation_cut(text, current, extra.get("next_indent")) if trim else None
+                if cut is not None:
+                    text, finish = text[:cut], "stop"
+                    break
+                # hold back the last (unfinished) line's newline: the next line may still end the block
+                safe = text.rfind("\n") if trim else len(text)
+                if safe > sent:
+                    if writer.is_closing():
+                        raise ConnectionResetError
+                    writer.write(event(text[sent:safe], None))
+                    await writer.drain()
+                    self.stats["tokens_sent"] += 1
+                    sent = safe
+            if len(text) > sent:
+                writer.write(event(text[sent:], None))
+            writer.write(event("", finish) + chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+            await writer.drain()
+        except (ConnectionError, ssl.SSLError):
+            self.stats["streams_cancelled"] += 1
+            return False
+        finally:
+            if stream is not None:
+                await stream.close()  # closes the HTTP stream: llama.cpp stops generating
         self.stats["streams_completed"] += 1
         return True
 

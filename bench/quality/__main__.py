@@ -37,6 +37,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--kestrel-src", default=None,
                    help="measure the kestrel package in this directory (e.g. `git archive HEAD pyserver` extracted) "
                         "instead of the installed one")
+    p.add_argument("--peers", default="",
+                   help="comma-separated other systems to measure next to raw and kestrel: copilot (GitHub Copilot's "
+                        "language server against a local stand-in for GitHub that forwards to the same llama.cpp "
+                        "server; needs Node, see bench/peers; the whole run goes into an `unshare -rn` namespace)")
     p.add_argument("--report-only", action="store_true", help="re-render the table and markdown from the JSON")
     return p.parse_args(argv)
 
@@ -58,8 +62,47 @@ def _check_model(model_path: str | None) -> None:
         )
 
 
+PEERS = ("copilot",)
+NETNS_ENV = "KESTREL_QUALITY_NETNS"
+
+
+def _reexec_in_netns(argv: list[str] | None) -> int | None:
+    """Run this same command again inside a loopback-only network namespace (llama.cpp, Kestrel,
+    the stand-in and Copilot's LS all in it): the exit code, or None when `unshare -rn` is not
+    available (the run then goes on here, not isolated, with a warning)."""
+    import os
+    import subprocess
+
+    from bench.peers import netns_available
+
+    if os.environ.get(NETNS_ENV):
+        return None
+    if not netns_available():
+        print("warning: unshare -rn is not available: Copilot runs WITHOUT network isolation", file=sys.stderr)
+        return None
+    env = {**os.environ, NETNS_ENV: "unshare -rn (user + network namespace, loopback only)"}
+    cmd = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh",
+           sys.executable, "-m", "bench.quality", *(sys.argv[1:] if argv is None else argv)]
+    return subprocess.run(cmd, env=env, cwd=str(BENCH.parent)).returncode
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    peers = tuple(s.strip() for s in args.peers.split(",") if s.strip())
+    for s in peers:
+        if s not in PEERS:
+            print(f"unknown peer {s!r}: choose from {', '.join(PEERS)}", file=sys.stderr)
+            return 2
+    if peers and not args.report_only:
+        from .copilot import available
+
+        why = available()
+        if why:
+            print(f"bench.quality: --peers copilot: {why}", file=sys.stderr)
+            return 2
+        rc = _reexec_in_netns(argv)
+        if rc is not None:
+            return rc
     stem = Path(args.model_path).stem if args.model_path else None
     out = Path(args.out) if args.out else BENCH / "out" / (f"quality-{stem}.json" if stem else "quality.json")
     md = Path(args.md) if args.md else (None if args.limit is not None else
@@ -85,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         doc = asyncio.run(run(
             sizes=None if args.full else data.DEFAULT_SAMPLE, model_path=args.model_path, logs=out.parent,
             sets=sets, placements=placements, limit=args.limit, seed=args.seed, timeout=args.timeout,
-            label="full" if args.full else "sample", kestrel_src=args.kestrel_src,
+            label="full" if args.full else "sample", kestrel_src=args.kestrel_src, peers=peers,
         ))
         bad = {k: v for k, v in doc["counts"].items() if v != data.EXPECTED_COUNTS[k]}
         if bad:
@@ -96,9 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     t = doc["paired_totals"]
     print(f"\npaired: kestrel-only passes {t['kestrel_only']}, raw-only passes {t['raw_only']} "
           f"of {t['pairs']} (task, cursor) pairs; {doc['model']}; {doc['wall_seconds']:.0f} s")
+    for peer, pt in (t.get("peers") or {}).items():
+        print(f"paired: {peer}-only passes {pt[peer + '_only']}, raw-only passes {pt['raw_only']} "
+              f"of {pt['pairs']} (task, cursor) pairs")
     print(f"wrote {out}" + (f" and {md}" if md else ""))
     if md:
-        command = "make eval" + (" FULL=1" if doc["config"]["full"] else "") + (f" MODEL={doc['model_path']}" if stem else "")
+        command = ("make eval" + (" FULL=1" if doc["config"]["full"] else "") + (f" MODEL={doc['model_path']}" if stem else "")
+                   + (f" PEERS={','.join(doc['config']['peers'])}" if doc["config"].get("peers") else ""))
         md.write_text(render_markdown(doc, command))
     return 0
 

@@ -38,7 +38,7 @@ def plan_tasks(sizes: dict[str, int] | None, sets: tuple[str, ...] = data.SETS, 
 
 
 async def _one(task: Task, placement: str, system: str, rawc: raw.RawFim, kest: KestrelSession,
-               scorer: scoring.Scorer) -> dict[str, Any]:
+               scorer: scoring.Scorer, peers: dict[str, Any] | None = None) -> dict[str, Any]:
     t = task.placed(placement)
     if system == "raw":
         ans = await rawc.complete(t.prefix, t.suffix, single_line=task.set == "single-line")
@@ -46,7 +46,8 @@ async def _one(task: Task, placement: str, system: str, rawc: raw.RawFim, kest: 
         extra = {"finish": ans.finish, "tokens": ans.tokens}
         text, latency = ans.text, ans.latency_ms
     else:
-        lsp_ans = await kest.complete(task.problem.entry_point, t.prefix, t.suffix)
+        session = kest if system == "kestrel" else (peers or {})[system]
+        lsp_ans = await session.complete(task.problem.entry_point, t.prefix, t.suffix)
         document = lsp_ans.document
         extra = {"replaced": lsp_ans.replaced}
         if lsp_ans.error:
@@ -65,9 +66,11 @@ async def evaluate(
     placements: tuple[str, ...] = data.PLACEMENTS,
     timeout: float = scoring.TIMEOUT_S,
     kestrel_src: str | None = None,
+    peers: tuple[str, ...] = (),
     progress: Callable[[str], None] = _say,
 ) -> dict[str, Any]:
-    """Run every task at every placement through raw and Kestrel; return the records."""
+    """Run every task at every placement through raw, Kestrel and the `peers` ("copilot");
+    return the records."""
     from kestrel.local.runtime import LocalModelServer
 
     model = resolve(model_path)
@@ -81,12 +84,22 @@ async def evaluate(
     kest = KestrelSession(server.base_url, name, logs / "quality-server.log", fim_template, kestrel_src)
     scorer = scoring.Scorer(timeout)
     records: list[dict[str, Any]] = []
+    sessions: dict[str, Any] = {}
+    systems = ("raw", "kestrel", *peers)
     try:
         await kest.start()
+        if "copilot" in peers:
+            from .copilot import CopilotSession
+
+            progress("quality: starting Copilot's language server against the stand-in ...")
+            sessions["copilot"] = CopilotSession(server.base_url, name, logs)
+            await sessions["copilot"].start()
         # Warm-up (not measured): the first request of each path pays one-time costs.
         warm = data.single_line(data.load_problems()[:1])[0]
         await rawc.complete(warm.prefix, warm.suffix, single_line=True)
         await kest.complete("warmup", warm.prefix, warm.suffix)
+        for session in sessions.values():
+            await session.complete("warmup", warm.prefix, warm.suffix)
         total = sum(len(v) for v in tasks.values()) * len(placements)
         done = 0
         t_loop = time.perf_counter()
@@ -97,7 +110,8 @@ async def evaluate(
                 # prefix up to the cursor); which placement and which system go first alternate
                 # task by task, so neither system nor placement is favoured.
                 order_p = placements if k % 2 == 0 else tuple(reversed(placements))
-                order_s = ("raw", "kestrel") if (k // 2) % 2 == 0 else ("kestrel", "raw")
+                r = (k // 2) % len(systems)  # two systems: raw first, then kestrel first, ...
+                order_s = systems[r:] + systems[:r]
                 recs = {pl: {"set": set_name, "task_id": task.task_id, "placement": pl,
                              "expected": task.placed(pl).middle, "first": f"{order_s[0]}/{order_p[0]}"}
                         for pl in placements}
@@ -109,11 +123,12 @@ async def evaluate(
                     for placement in order_p:
                         if same[placement] != placement:
                             continue
-                        recs[placement][system] = await _one(task, placement, system, rawc, kest, scorer)
+                        recs[placement][system] = await _one(task, placement, system, rawc, kest, scorer,
+                                                             sessions)
                 for placement in placements:
                     if same[placement] != placement:
-                        recs[placement].update(reused_from=same[placement], raw=recs[same[placement]]["raw"],
-                                               kestrel=recs[same[placement]]["kestrel"])
+                        recs[placement].update(reused_from=same[placement],
+                                               **{s: recs[same[placement]][s] for s in systems})
                 for placement in placements:
                     records.append(recs[placement])
                     done += 1
@@ -121,7 +136,13 @@ async def evaluate(
                         el = time.perf_counter() - t_loop
                         progress(f"quality: {done}/{total} ({set_name}) {el:.0f}s elapsed, "
                                  f"~{el / done * (total - done):.0f}s left")
+        upstream = {n: s.upstream_stats() for n, s in sessions.items()}
     finally:
+        for session in sessions.values():
+            try:
+                await session.stop()
+            except Exception as exc:
+                progress(f"quality: stopping a peer failed: {type(exc).__name__}: {exc}")
         await kest.stop()
         await rawc.close()
         await server.stop()
@@ -132,6 +153,7 @@ async def evaluate(
         "records": records,
         "score_runs": scorer.runs,
         "wall_seconds": round(time.perf_counter() - t_start, 1),
+        **({"peers_upstream": upstream} if sessions else {}),
     }
 
 
@@ -153,6 +175,17 @@ def kestrel_source(kestrel_src: str | None) -> dict[str, Any]:
     dirty = git("status", "--porcelain", "--", "pyserver")
     return {"source": "working tree", "commit": git("rev-parse", "--short", "HEAD"),
             "uncommitted_changes_in_pyserver": bool(dirty) if dirty is not None else None}
+
+
+def peers_info(peers: tuple[str, ...], out: dict[str, Any]) -> dict[str, Any]:
+    info: dict[str, Any] = {}
+    if "copilot" in peers:
+        from bench.peers import copilot
+
+        info["copilot"] = {"package": f"{copilot.PACKAGE}@{copilot.VERSION}",
+                           "network": os.environ.get("KESTREL_QUALITY_NETNS") or "not isolated",
+                           "upstream": (out.get("peers_upstream") or {}).get("copilot")}
+    return info
 
 
 def machine() -> dict[str, Any]:
@@ -179,11 +212,12 @@ async def run(
     timeout: float = scoring.TIMEOUT_S,
     label: str = "sample",
     kestrel_src: str | None = None,
+    peers: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Plan, evaluate, summarize. The result has `records` (per task) next to the summary."""
     tasks, counts = plan_tasks(sizes, sets, limit, seed)
     out = await evaluate(tasks, model_path=model_path, logs=logs, placements=placements, timeout=timeout,
-                         kestrel_src=kestrel_src)
+                         kestrel_src=kestrel_src, peers=peers)
     doc = {
         "run": label,
         "model": out["model"],
@@ -201,11 +235,13 @@ async def run(
             "n_ctx": N_CTX,
             "temperature": 0,
             "kestrel": kestrel_source(kestrel_src),
+            **({"peers": list(peers)} if peers else {}),
         },
         "counts": counts,
         "counts_expected": data.EXPECTED_COUNTS,
         "machine": machine(),
         "wall_seconds": out["wall_seconds"],
+        **({"peers": peers_info(peers, out)} if peers else {}),
         **summarize(out["records"], placements),
         "records": out["records"],
     }

@@ -9,6 +9,21 @@ from typing import Any
 from .data import PLACEMENTS, SETS
 
 SYSTEMS = ("raw", "kestrel")
+PEERS = ("copilot",)  # optional systems (`--peers`), each paired against raw like kestrel
+
+
+def peers_in(records: list[dict[str, Any]]) -> tuple[str, ...]:
+    return tuple(p for p in PEERS if records and all(p in r for r in records))
+
+
+def _paired(pr: list[dict[str, Any]], other: str) -> dict[str, int]:
+    return {
+        f"{other}_only": sum(r[other]["passed"] and not r["raw"]["passed"] for r in pr),
+        "raw_only": sum(r["raw"]["passed"] and not r[other]["passed"] for r in pr),
+        "both": sum(r["raw"]["passed"] and r[other]["passed"] for r in pr),
+        "neither": sum(not r["raw"]["passed"] and not r[other]["passed"] for r in pr),
+        "text_differs": sum(r["raw"]["text"] != r[other]["text"] for r in pr),
+    }
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -82,6 +97,8 @@ def _pick(recs: list[dict[str, Any]], n: int = 3) -> list[dict[str, Any]]:
 
 
 def summarize(records: list[dict[str, Any]], placements: tuple[str, ...] = PLACEMENTS) -> dict[str, Any]:
+    peers = peers_in(records)
+    systems = SYSTEMS + peers
     sets: dict[str, Any] = {}
     for set_name in SETS:
         rows = [r for r in records if r["set"] == set_name]
@@ -93,7 +110,7 @@ def summarize(records: list[dict[str, Any]], placements: tuple[str, ...] = PLACE
             if not pr:
                 continue
             entry[placement] = {
-                **{s: system_stats([r[s] for r in pr], [bool(r.get("reused_from")) for r in pr]) for s in SYSTEMS},
+                **{s: system_stats([r[s] for r in pr], [bool(r.get("reused_from")) for r in pr]) for s in systems},
                 "paired": {
                     "kestrel_only": sum(r["kestrel"]["passed"] and not r["raw"]["passed"] for r in pr),
                     "raw_only": sum(r["raw"]["passed"] and not r["kestrel"]["passed"] for r in pr),
@@ -101,9 +118,10 @@ def summarize(records: list[dict[str, Any]], placements: tuple[str, ...] = PLACE
                     "neither": sum(not r["raw"]["passed"] and not r["kestrel"]["passed"] for r in pr),
                     "text_differs": sum(r["raw"]["text"] != r["kestrel"]["text"] for r in pr),
                 },
+                **{f"paired_{p}": _paired(pr, p) for p in peers},
             }
         entry["same_document_at_both_placements"] = len({r["task_id"] for r in rows if r.get("reused_from")})
-        entry["outcomes"] = {s: dict(sorted(_kinds(r[s]["result"] for r in rows).items())) for s in SYSTEMS}
+        entry["outcomes"] = {s: dict(sorted(_kinds(r[s]["result"] for r in rows).items())) for s in systems}
         sets[set_name] = entry
     flips = {
         "kestrel_only": _pick([r for r in records if r["kestrel"]["passed"] and not r["raw"]["passed"]]),
@@ -116,6 +134,12 @@ def summarize(records: list[dict[str, Any]], placements: tuple[str, ...] = PLACE
         "text_differs": sum(r["raw"]["text"] != r["kestrel"]["text"] for r in records),
         "pairs": len(records),
     }
+    if peers:
+        totals["peers"] = {p: {f"{p}_only": sum(r[p]["passed"] and not r["raw"]["passed"] for r in records),
+                               "raw_only": sum(r["raw"]["passed"] and not r[p]["passed"] for r in records),
+                               "outcome_differs": sum(r["raw"]["passed"] != r[p]["passed"] for r in records),
+                               "text_differs": sum(r["raw"]["text"] != r[p]["text"] for r in records),
+                               "pairs": len(records)} for p in peers}
     return {"sets": sets, "paired_totals": totals, "examples": flips}
 
 
@@ -135,10 +159,10 @@ def table_rows(doc: dict[str, Any]) -> list[list[str]]:
             pe = entry.get(placement)
             if not pe:
                 continue
-            for s in SYSTEMS:
+            for s in SYSTEMS + doc_peers(doc):
                 st = pe[s]
-                paired = pe["paired"]
-                flips = (f"+{paired['kestrel_only']} / -{paired['raw_only']}" if s == "kestrel" else "")
+                paired = pe["paired"] if s == "kestrel" else pe.get(f"paired_{s}")
+                flips = f"+{paired[s + '_only']} / -{paired['raw_only']}" if paired else ""
                 rows.append([set_name, placement.replace("_", " "), s, str(st["tasks"]),
                              f"{_pct(st['pass_at_1'])} ({st['passed']})", _pct(st["shown_rate"]),
                              _pct(st["precision"]), _ms(st["latency_ms"]["p50"]), _ms(st["latency_ms"]["p95"]), flips])
@@ -147,10 +171,20 @@ def table_rows(doc: dict[str, Any]) -> list[list[str]]:
 
 HEADER = ["set", "cursor", "system", "tasks", "pass@1", "shown", "precision", "p50 ms", "p95 ms",
           "flips vs raw (+kestrel only / -raw only)"]
+HEADER_PEERS = HEADER[:-1] + ["flips vs raw (+this system only / -raw only)"]
+
+
+def doc_peers(doc: dict[str, Any]) -> tuple[str, ...]:
+    """The optional systems a run measured (from its config; older runs have none)."""
+    return tuple(p for p in (doc.get("config") or {}).get("peers") or () if p in PEERS)
+
+
+def header(doc: dict[str, Any]) -> list[str]:
+    return HEADER_PEERS if doc_peers(doc) else HEADER
 
 
 def render_table(doc: dict[str, Any]) -> str:
-    rows = [HEADER] + table_rows(doc)
+    rows = [header(doc)] + table_rows(doc)
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -166,6 +200,18 @@ def _source(src: dict[str, Any]) -> str:
         return f"the `kestrel` package in `{src.get('source', '?')}`"
     dirty = src.get("uncommitted_changes_in_pyserver")
     return f"the working tree at commit {src.get('commit')}" + (" with uncommitted changes in pyserver/" if dirty else "")
+
+
+COPILOT_METHOD = (
+    "- **copilot** = GitHub Copilot's language server (`@github/copilot-language-server`, bench/peers) against a "
+    "local HTTPS stand-in for GitHub's endpoints that forwards `/v1/engines/*/completions` to the same llama.cpp "
+    "server: Qwen's FIM prompt of Copilot's own prompt (its `# Path:` line included) and suffix, Copilot's "
+    "`max_tokens` and `stop`, temperature 0, and `extra.trim_by_indentation` as Copilot's own client-side "
+    "indentation trimming does it (after the first line, stop before the first line indented less than "
+    "max(current indentation, `next_indent`), or equal to it and not `else`/`elif`/a closing bracket ...). "
+    "Per task: didOpen + didFocus, `textDocument/inlineCompletion` (Automatic) at the cursor, the first item's "
+    "insertText applied over its range (whole lines from column 0), didClose. Copilot as shipped (its 200 ms "
+    "completionsDelay is in the latency); the whole run sits in a loopback-only network namespace (`unshare -rn`).")
 
 
 def render_markdown(doc: dict[str, Any], command: str = "make eval") -> str:
@@ -211,6 +257,7 @@ def render_markdown(doc: dict[str, Any], command: str = "make eval") -> str:
         "server): each task is a file `tasks/<entry_point>.py` in a temporary workspace (rootUri set), didOpen, "
         "`textDocument/inlineCompletion` (trigger Automatic) at the cursor, the first item accepted (insertText "
         "over its range; the text after the cursor stays), didClose.",
+        *([COPILOT_METHOD] if "copilot" in doc_peers(doc) else []),
         "- **Scoring**: pass@1 (greedy, one sample) = the accepted document + `\\n\\n` + the problem's tests + "
         f"`check(entry_point)`, run by Python in a subprocess (timeout {cfg['timeout_s']:.0f} s). Nothing is "
         "inserted between completion and suffix: an answer that does not end its line runs into the next line, "
@@ -222,7 +269,7 @@ def render_markdown(doc: dict[str, Any], command: str = "make eval") -> str:
         "",
         "## Results",
         "",
-        "| " + " | ".join(HEADER) + " |",
+        "| " + " | ".join(header(doc)) + " |",
         "|" + "|".join("---" for _ in HEADER) + "|",
     ]
     out += ["| " + " | ".join(r) + " |" for r in table_rows(doc)]
@@ -236,6 +283,12 @@ def render_markdown(doc: dict[str, Any], command: str = "make eval") -> str:
         f"Paired over all {totals['pairs']} (task, cursor) pairs: Kestrel passes where raw fails "
         f"**{totals['kestrel_only']}** times, raw passes where Kestrel fails **{totals['raw_only']}** times "
         f"(outcome differs in {totals['outcome_differs']}); the inserted text differs in {totals['text_differs']}.",
+    ]
+    for peer, pt in (totals.get("peers") or {}).items():
+        out += ["", f"Paired over all {pt['pairs']} (task, cursor) pairs: {peer} passes where raw fails "
+                f"**{pt[peer + '_only']}** times, raw passes where {peer} fails **{pt['raw_only']}** times "
+                f"(outcome differs in {pt['outcome_differs']}); the inserted text differs in {pt['text_differs']}."]
+    out += [
         "",
         "### Per set: where they differ",
         "",
@@ -248,9 +301,18 @@ def render_markdown(doc: dict[str, Any], command: str = "make eval") -> str:
             if p:
                 out.append(f"| {set_name} | {placement.replace('_', ' ')} | {p['kestrel_only']} | {p['raw_only']} | "
                            f"{p['both']} | {p['neither']} | {p['text_differs']} |")
+    for peer in doc_peers(doc):
+        out += ["", f"{peer} vs raw:", "", f"| set | cursor | {peer} only | raw only | both pass | neither | text differs |",
+                "|---|---|---|---|---|---|---|"]
+        for set_name, entry in doc["sets"].items():
+            for placement in cfg["placements"]:
+                p = entry.get(placement, {}).get(f"paired_{peer}")
+                if p:
+                    out.append(f"| {set_name} | {placement.replace('_', ' ')} | {p[peer + '_only']} | {p['raw_only']} | "
+                               f"{p['both']} | {p['neither']} | {p['text_differs']} |")
     out += ["", "### How the answers fail (both placements)", "", "| set | system | outcomes |", "|---|---|---|"]
     for set_name, entry in doc["sets"].items():
-        for sys_name in SYSTEMS:
+        for sys_name in SYSTEMS + doc_peers(doc):
             kinds = (entry.get("outcomes") or {}).get(sys_name) or {}
             ranked = sorted(kinds.items(), key=lambda kv: (kv[0] != "passed", -kv[1], kv[0]))
             out.append(f"| {set_name} | {sys_name} | {', '.join(f'{k} {v}' for k, v in ranked)} |")

@@ -1,0 +1,129 @@
+"""copilot (optional, `--peers copilot`): the same tasks through GitHub Copilot's language server
+(bench/peers/copilot.py) against the HTTPS stand-in for GitHub's endpoints (bench/peers/standin.py),
+which forwards `POST /v1/engines/<engine>/completions` to the SAME llama.cpp server as raw and
+Kestrel: the model's FIM prompt of Copilot's own prompt (its `# Path: ...` line included) and
+suffix, Copilot's `max_tokens` and `stop`, temperature 0, and `extra.trim_by_indentation`
+(see standin.indentation_cut).
+
+Driven as bench/peers drives it: one server process per run, per task write + didOpen +
+didFocus `tasks/<entry_point>.py`, `textDocument/inlineCompletion` at the cursor (Automatic
+trigger, formattingOptions), take the first item, apply its insertText over its range (Copilot
+answers whole lines, ranges from column 0), didClose. Copilot as shipped: its completionsDelay
+(200 ms by default) is part of the latency.
+
+The whole eval runs inside a loopback-only network namespace (`unshare -rn`, see __main__),
+llama.cpp included, so Copilot's telemetry cannot leave the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from .lsp import LspAnswer, apply_item, position_of
+
+
+def available() -> str | None:
+    """None when Copilot's LS can run here, else the reason it cannot."""
+    from bench.peers import certs, copilot
+
+    if copilot.node_binary() is None:
+        return "Node >= 22.13 not found (make node-tools)"
+    if not certs.available():
+        return "neither the cryptography package nor the openssl CLI is available"
+    return None
+
+
+def _item(raw: Any) -> types.InlineCompletionItem | None:
+    """The first item of an inlineCompletion result (typed, or plain JSON) as lsprotocol's type."""
+    if isinstance(raw, types.InlineCompletionList):
+        raw = raw.items
+    items = raw.get("items") if isinstance(raw, dict) else raw
+    if not items:
+        return None
+    it = items[0]
+    if isinstance(it, types.InlineCompletionItem):
+        return it
+    text = it.get("insertText")
+    if isinstance(text, dict):
+        text = text.get("value", "")
+    rng = it.get("range")
+    if rng:
+        rng = types.Range(start=types.Position(**rng["start"]), end=types.Position(**rng["end"]))
+    return types.InlineCompletionItem(insert_text=text or "", range=rng)
+
+
+class CopilotSession:
+    """The stand-in (its own process, forwarding to llama.cpp) + one Copilot LS process."""
+
+    def __init__(self, base_url: str, model: str, logs: Path, fim: str = "qwen") -> None:
+        self.base_url = base_url
+        self.model = model
+        self.logs = logs
+        self.fim = fim
+        self.standin: Any = None
+        self.server: Any = None
+        self.version = 0
+
+    async def start(self) -> None:
+        from bench.peers import certs, copilot
+        from bench.peers.runner import StandInProcess
+
+        logging.getLogger("pygls").setLevel(logging.ERROR)
+        await asyncio.to_thread(copilot.ensure_installed)
+        self.logs.mkdir(parents=True, exist_ok=True)
+        cert, key = certs.make_cert(self.logs / "peers-tls")
+        self.standin = StandInProcess(cert, key, self.logs / "quality-standin.log", upstream=self.base_url,
+                                      upstream_model=self.model, fim=self.fim)
+        await asyncio.to_thread(self.standin.__enter__)
+        self.server = copilot.CopilotServer(self.standin.url, cert, self.logs / "quality-copilot.log")
+        await self.server.start()
+        (self.server.workspace / "tasks").mkdir(parents=True, exist_ok=True)
+
+    async def complete(self, name: str, prefix: str, suffix: str) -> LspAnswer:
+        document = prefix + suffix
+        cursor = len(prefix)
+        client = self.server.client
+        path = self.server.workspace / "tasks" / f"{name}.py"
+        path.write_text(document, encoding="utf-8")
+        uri = path.as_uri()
+        client.open(uri, document)  # didOpen + didFocus (version 1)
+        pos = position_of(document, cursor)
+        error = None
+        t0 = time.perf_counter()
+        try:
+            _, fut = client.send_inline(pos.line, pos.character, uri)
+            result = await asyncio.wait_for(fut, 120)
+        except Exception as exc:  # an error answer counts as nothing shown
+            result, error = None, f"{type(exc).__name__}: {exc}"
+        latency = (time.perf_counter() - t0) * 1000
+        client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        path.unlink(missing_ok=True)
+        item = _item(result) if result is not None else None
+        if item is None:
+            return LspAnswer(document, "", latency, 0, error)
+        new_doc, text = apply_item(document, cursor, item)
+        replaced = len(document) - (len(new_doc) - len(text))
+        return LspAnswer(new_doc, text, latency, replaced, error)
+
+    def upstream_stats(self) -> dict[str, Any]:
+        try:
+            st = self.standin.stats()
+        except Exception:
+            return {}
+        return {k: st.get(k) for k in ("completion_requests", "streams_completed", "streams_cancelled", "unknown")}
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            outside = self.server.outside_hosts()
+            if outside:
+                logging.getLogger(__name__).warning("copilot tried outside hosts: %s", outside)
+            await self.server.stop()
+        if self.standin is not None:
+            self.standin.__exit__(None, None, None)

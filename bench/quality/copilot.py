@@ -11,6 +11,10 @@ trigger, formattingOptions), take the first item, apply its insertText over its 
 answers whole lines, ranges from column 0), didClose. Copilot as shipped: its completionsDelay
 (200 ms by default) is part of the latency.
 
+Note: Copilot does not complete in the middle of a line (text other than closing brackets after
+the cursor): it answers nothing without asking the model. In the line sets the hole's line is
+removed, so the cursor sits before the next line's code: Copilot shows nothing there by design.
+
 The whole eval runs inside a loopback-only network namespace (`unshare -rn`, see __main__),
 llama.cpp included, so Copilot's telemetry cannot leave the machine.
 """

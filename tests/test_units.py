@@ -231,3 +231,70 @@ def test_a_hole_the_model_ended_itself_is_offered_whole():
     after = "ange(i + 1, len(l)):\n            if l[i] + l[j] == 0:\n"
     assert fin(raw, "    for i, x in enu", after.split("\n")[0], after[after.index("\n"):], model_ended=True).text == raw
     assert fin(raw, "    for i, x in enu", after.split("\n")[0], after[after.index("\n"):]).text == "merate(l):"
+
+
+def test_a_line_the_model_ended_but_that_rewrites_the_code_below_offers_its_first_line():
+    # The model filled the line, then wrote the rest of the function again and stopped.
+    after = "\n    for n in xs[:-1]:\n        result.append(n)\n    return result\n"
+    raw = "result = []\n    for n in xs:\n        result.append(n)\n    return result"
+    assert fin(raw, "    ", "", after, model_ended=True).text == "result = []"
+    # A block the model ended without re-typing anything below is offered whole.
+    raw2 = "if not xs:\n        return []"
+    assert fin(raw2, "    ", "", after, model_ended=True).text == raw2
+
+
+def test_a_block_header_without_its_body_is_not_offered():
+    after = "\n    return total\n"
+    assert fin("if total > 3:", "    ", "", after, model_ended=True).text == ""
+    assert fin("if total > 3:\n        total = 3", "    ", "", after, model_ended=True).text.endswith("total = 3")
+
+
+class _ScriptedProvider:
+    """A provider that streams one fixed answer and records the prompt it was given."""
+
+    kind, model, connection_state = "scripted", "scripted", "ready"
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.prompts: list[CompletionPrompt] = []
+
+    async def complete(self, prompt, stats):
+        self.prompts.append(prompt)
+        stats.stop_reason = "stop"
+        yield self.answer
+
+
+def _complete_at(document: str, cursor: int, answer: str) -> tuple[str, CompletionPrompt]:
+    import asyncio
+
+    from kestrel.completion.engine import CompletionInput, InlineCompletionEngine
+    from kestrel.config import CompletionSettings
+
+    class Quiet:
+        def generation_started(self): ...
+        def generation_finished(self, stats, error): ...
+
+    provider = _ScriptedProvider(answer)
+    engine = InlineCompletionEngine(CompletionSettings(), Quiet())
+    engine.set_provider(provider)
+    before = document[:cursor]
+    line = before.count("\n")
+    cur = split_at(document, line, cursor - (before.rfind("\n") + 1))
+    req = CompletionInput("file:///w/a.py", "a.py", "python", cur, lambda q, n: ())
+    return asyncio.run(engine.complete(req)), provider.prompts[0]
+
+
+def test_the_cursor_before_a_line_of_code_asks_for_a_new_line_above_it():
+    doc = "def f(xs):\n    total = 0\n    return total\n"
+    # At the line's start: the model sees the code pushed down to the next line.
+    cursor = doc.index("    return")
+    text, prompt = _complete_at(doc, cursor, "    total += len(xs)")
+    assert prompt.suffix.startswith("\n    return total") and prompt.multiline
+    assert text == "    total += len(xs)\n"
+    new = doc[:cursor] + text + doc[cursor:]
+    assert new == "def f(xs):\n    total = 0\n    total += len(xs)\n    return total\n"
+    # After the indentation: the pushed-down code keeps its column.
+    cursor = doc.index("return")
+    text, prompt = _complete_at(doc, cursor, "total += 1")
+    assert prompt.suffix.startswith("\n    return total")
+    assert doc[:cursor] + text + doc[cursor:] == "def f(xs):\n    total = 0\n    total += 1\n    return total\n"

@@ -13,7 +13,12 @@ answers whole lines, ranges from column 0), didClose. Copilot as shipped: its co
 
 Note: Copilot does not complete in the middle of a line (text other than closing brackets after
 the cursor): it answers nothing without asking the model. In the line sets the hole's line is
-removed, so the cursor sits before the next line's code: Copilot shows nothing there by design.
+removed, so the cursor sits before the next line's code. Copilot is therefore given the "open
+line" form of the same editor state: when only indentation precedes the cursor on its line and
+code follows it, a newline is inserted at the cursor (the person pressed Enter above that code),
+and the accepted text fills the new empty line. The program scored is the same composition
+(prefix + answer + newline + suffix). Mid-line holes (most random spans) stay as they are, and
+Copilot shows nothing there, by design. Kestrel is not given this (easier) form.
 
 The whole eval runs inside a loopback-only network namespace (`unshare -rn`, see __main__),
 llama.cpp included, so Copilot's telemetry cannot leave the machine.
@@ -62,6 +67,16 @@ def _item(raw: Any) -> types.InlineCompletionItem | None:
     return types.InlineCompletionItem(insert_text=text or "", range=rng)
 
 
+def open_line(prefix: str, suffix: str) -> str:
+    """The suffix with a newline in front when the cursor sits at a line's start or after its
+    indentation with code after it (see the module note); else the suffix unchanged."""
+    line_head = prefix[prefix.rfind("\n") + 1:]
+    line_rest = suffix.split("\n", 1)[0]
+    if line_head.strip() or not line_rest.strip():
+        return suffix
+    return "\n" + suffix
+
+
 class CopilotSession:
     """The stand-in (its own process, forwarding to llama.cpp) + one Copilot LS process."""
 
@@ -90,6 +105,7 @@ class CopilotSession:
         (self.server.workspace / "tasks").mkdir(parents=True, exist_ok=True)
 
     async def complete(self, name: str, prefix: str, suffix: str) -> LspAnswer:
+        suffix = open_line(prefix, suffix)
         document = prefix + suffix
         cursor = len(prefix)
         client = self.server.client

@@ -28,7 +28,7 @@ from ..config import CompletionSettings
 from ..context.window import CursorText, prefix_window, suffix_window
 from ..providers.base import CompletionPrompt, Provider, ProviderError, Snippet, StreamStats
 from .postprocess import Shown, finalize
-from .shape import wants_multiline
+from .shape import opens_a_line, wants_multiline
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,10 @@ class Generation:
         self.after_head = cur.after[:_TAIL]
         self.line_before = cur.line_before
         self.multiline = prompt.multiline
+        # On a line opened above existing code (see opens_a_line), what goes between the new
+        # line's newline and that code: the indentation typed before the cursor, unless the code
+        # carries its own (whitespace after the cursor), which then stays as it is.
+        self.open_indent = _pushed_indent(cur) if opens_a_line(cur.line_before, cur.line_after) else None
         self.text = ""
         self.done = False
         self.error: ProviderError | None = None
@@ -147,6 +151,16 @@ class Generation:
             self._grace = None
 
 
+def _pushed_indent(cur: CursorText) -> str:
+    return "" if cur.line_after[:1] in (" ", "\t") else cur.line_before
+
+
+def _opened(cur: CursorText, indent: str) -> CursorText:
+    """The cursor on a new line above the code that followed it, which keeps its `indent` (see
+    opens_a_line): the suggestion then ends with a newline and that indentation."""
+    return CursorText(cur.before, "\n" + indent + cur.after, cur.line_before, "")
+
+
 @dataclass(frozen=True)
 class CompletionInput:
     uri: str
@@ -215,6 +229,8 @@ class InlineCompletionEngine:
             raise ProviderError("no model is configured: set kestrel.provider or KESTREL_PROVIDER")
         s = self.settings
         cur = req.cur
+        if opens_a_line(cur.line_before, cur.line_after):
+            cur = _opened(cur, _pushed_indent(cur))
         multiline = wants_multiline(cur.line_before, cur.line_after)
         prefix = prefix_window(cur.before, s.prefix_tokens)
         prompt = CompletionPrompt(
@@ -227,7 +243,7 @@ class InlineCompletionEngine:
             multiline=multiline,
         )
         max_chars = (s.max_lines + 2) * 120 if multiline else 400
-        gen = Generation(self.provider, prompt, cur, self.observer, max_chars)
+        gen = Generation(self.provider, prompt, req.cur, self.observer, max_chars)
         self._live[req.uri] = gen
         self.generations_started += 1
         return gen
@@ -236,21 +252,24 @@ class InlineCompletionEngine:
         gen.adopted()
         gen.waiters += 1
         before_lines = cur.before[-_TAIL * 8 :].split("\n")[:-1]  # the lines above the cursor line
+        seen = cur if gen.open_indent is None else _opened(cur, gen.open_indent)  # as the model saw it
         try:
             while True:
                 if not gen.text.startswith(typed) and (gen.done or not typed.startswith(gen.text)):
                     return None
                 shown = finalize(
                     gen.text[len(typed) :] if gen.text.startswith(typed) else "",
-                    cur.line_before,
-                    cur.line_after,
-                    cur.after,
+                    seen.line_before,
+                    seen.line_after,
+                    seen.after,
                     multiline=gen.multiline,
                     max_lines=self.settings.max_lines,
                     done=gen.done,
                     before_lines=before_lines,
                     model_ended=gen.done and gen.error is None and gen.stats.stop_reason == "stop",
                 )
+                if gen.open_indent is not None and shown.text:
+                    shown = Shown(shown.text.rstrip() + "\n" + gen.open_indent, shown.final)
                 if gen.done and gen.error is not None and gen.error.message != "cancelled":
                     if not shown.text:
                         raise gen.error

@@ -107,27 +107,38 @@ def _code_follows_in_block(line_before: str, line_after: str, after: str, before
     if line_before.strip():
         return False  # end of a line with text: the next line is a separate statement
     previous = next((ln for ln in reversed(before_lines) if ln.strip()), "")
-    level = len(line_before) if line_before else indent_of(previous)
     if previous.rstrip().endswith((":", "{", "(", "[")) and indent_of(following) <= indent_of(previous):
         return False  # an empty body after an opener: a block is wanted
-    return indent_of(following) >= level
+    # At column 0 of an empty line the level is not known yet: the line may continue the block
+    # above or start the code below, and either way that code follows the hole.
+    return not line_before or indent_of(following) >= len(line_before)
 
 
 def fill_the_hole(text: str, line_before: str, line_after: str, after: str, *, done: bool,
                   model_ended: bool = False, max_lines: int = 12) -> Shown:
     """Code follows the cursor: the middle is what comes before the model rejoins it, or where
     the model itself ended it (its end-of-middle token)."""
+    shown = _hole_middle(text, line_before, line_after, after, done=done, model_ended=model_ended,
+                         max_lines=max_lines)
+    if shown.final and _header_without_body(shown.text, line_before, line_after, after):
+        return Shown("", True)
+    return shown
+
+
+def _hole_middle(text: str, line_before: str, line_after: str, after: str, *, done: bool,
+                 model_ended: bool, max_lines: int) -> Shown:
     k = suffix_sync(text, after, done)
     if k is not None:
         middle = text[:k]
         return Shown(middle if middle.strip() else "", True)
     lines = text.split("\n")
     following = _following_line(line_after, after)
-    if model_ended and len(lines) <= max_lines and text.strip():
+    retyped = _first_retyped_line(lines if done else lines[:-1], after)  # a streaming last line may grow
+    if model_ended and len(lines) <= max_lines and text.strip() and retyped is None:
         if following is not None and lines[0].strip() == following.strip():
             return Shown("", True)
         return Shown(text, True)
-    if not done and len(lines) <= SYNC_HORIZON_LINES + 1:
+    if not done and len(lines) <= SYNC_HORIZON_LINES + 1 and retyped is None:
         return Shown("", False)  # it may still rejoin
     first = lines[0]
     if not first.strip() or (following is not None and first.strip() == following.strip()):
@@ -135,6 +146,36 @@ def fill_the_hole(text: str, line_before: str, line_after: str, after: str, *, d
     if not line_before.strip() and line_after.strip():
         return Shown(first + "\n", True)  # a new line above the existing code
     return Shown(_without_doubled_closers(first, line_after), True)
+
+
+RETYPE_MIN_CHARS = 8  # a line this long that also appears below the cursor is not a coincidence
+RETYPE_LOOKAHEAD_LINES = 40
+
+
+def _first_retyped_line(lines: list[str], after: str) -> int | None:
+    """Index (past the first) of a complete line of the model's text that repeats a line of the
+    code below the cursor: the model is rewriting that code rather than filling the hole."""
+    below = {ln.strip() for ln in after.split("\n")[:RETYPE_LOOKAHEAD_LINES] if len(ln.strip()) >= RETYPE_MIN_CHARS}
+    for i, line in enumerate(lines[1:], start=1):
+        if line.strip() in below:
+            return i
+    return None
+
+
+def _header_without_body(middle: str, line_before: str, line_after: str, after: str) -> bool:
+    """A suggestion whose last line opens a block (`...:`) with no deeper code after it: in an
+    indentation language that is a syntax error, and the model meant a body it did not write."""
+    if not middle.strip():
+        return False
+    ends_line = middle.endswith("\n") or not line_after.strip()
+    if not ends_line:
+        return False
+    body = middle.rstrip("\n")
+    last = body.split("\n")[-1] if "\n" in body else line_before + body
+    if not last.rstrip().endswith(":"):
+        return False
+    nxt = line_after if middle.endswith("\n") and line_after.strip() else _following_line("", after)
+    return nxt is not None and indent_of(nxt) <= indent_of(last)
 
 
 def _without_doubled_closers(text: str, line_after: str) -> str:

@@ -19,5 +19,13 @@ def wants_multiline(line_before: str, line_after: str) -> bool:
     return stripped.endswith(_OPENERS)
 
 
+def opens_a_line(line_before: str, line_after: str) -> bool:
+    """Only indentation before the cursor and code after it on the same line: what the person
+    wants is a new line above that code (nothing typed yet can continue the code itself). The
+    model is asked as if they had pressed Enter: with the code pushed to the next line it sees
+    that a line is missing instead of a line to re-type."""
+    return not line_before.strip() and bool(line_after.strip()) and not set(line_after) <= _CLOSERS
+
+
 def indent_of(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))

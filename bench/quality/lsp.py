@@ -151,6 +151,8 @@ class KestrelSession:
             text_document=types.TextDocumentClientCapabilities(
                 inline_completion=types.InlineCompletionClientCapabilities(dynamic_registration=False),
                 synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
+                code_action=types.CodeActionClientCapabilities(  # as VS Code: the fix is computed on resolve
+                    resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]), data_support=True),
             ),
             general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
         )

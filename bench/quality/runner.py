@@ -216,6 +216,7 @@ async def run(
 ) -> dict[str, Any]:
     """Plan, evaluate, summarize. The result has `records` (per task) next to the summary."""
     tasks, counts = plan_tasks(sizes, sets, limit, seed)
+    source = kestrel_source(kestrel_src)  # before the run: the code the server process loads
     out = await evaluate(tasks, model_path=model_path, logs=logs, placements=placements, timeout=timeout,
                          kestrel_src=kestrel_src, peers=peers)
     doc = {
@@ -234,7 +235,7 @@ async def run(
             "timeout_s": timeout,
             "n_ctx": N_CTX,
             "temperature": 0,
-            "kestrel": kestrel_source(kestrel_src),
+            "kestrel": source,
             **({"peers": list(peers)} if peers else {}),
         },
         "counts": counts,

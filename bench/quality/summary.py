@@ -210,7 +210,11 @@ COPILOT_METHOD = (
     "indentation trimming does it (after the first line, stop before the first line indented less than "
     "max(current indentation, `next_indent`), or equal to it and not `else`/`elif`/a closing bracket ...). "
     "Per task: didOpen + didFocus, `textDocument/inlineCompletion` (Automatic) at the cursor, the first item's "
-    "insertText applied over its range (whole lines from column 0), didClose. Copilot as shipped (its 200 ms "
+    "insertText applied over its range (whole lines from column 0), didClose. Copilot does not complete in the "
+    "middle of a line, so where only indentation precedes the cursor and code follows it, Copilot gets the "
+    "*open-line* form of the same state (a newline inserted at the cursor: the person pressed Enter above that "
+    "code; the scored program is the same composition); mid-line holes (most random spans) stay as they are and "
+    "Copilot shows nothing there, by design. Copilot as shipped (its 200 ms "
     "completionsDelay is in the latency); the whole run sits in a loopback-only network namespace (`unshare -rn`).")
 
 

@@ -298,3 +298,56 @@ def test_the_cursor_before_a_line_of_code_asks_for_a_new_line_above_it():
     text, prompt = _complete_at(doc, cursor, "total += 1")
     assert prompt.suffix.startswith("\n    return total")
     assert doc[:cursor] + text + doc[cursor:] == "def f(xs):\n    total = 0\n    total += 1\n    return total\n"
+
+
+def test_a_stream_that_fails_after_it_answered_is_not_reported():
+    """The answer was shown; the stream, kept only for typing-through, dies later (a local server
+    interrupts it when chat starts): the user is not told about a failure that cost them nothing."""
+    import asyncio
+
+    from kestrel.completion.engine import CompletionInput, InlineCompletionEngine
+    from kestrel.config import CompletionSettings
+    from kestrel.providers.base import StreamBrokenError
+
+    release = asyncio.Event()
+
+    class Provider:
+        kind, model, connection_state = "scripted", "scripted", "ready"
+
+        async def complete(self, prompt, stats):
+            yield "x + 1\nmore"
+            await release.wait()
+            raise StreamBrokenError("the connection to the model dropped mid-stream")
+
+    errors: list = []
+
+    class Observer:
+        def generation_started(self): ...
+        def generation_finished(self, stats, error):
+            errors.append(error)
+
+    async def go():
+        engine = InlineCompletionEngine(CompletionSettings(), Observer())
+        engine.set_provider(Provider())
+        doc = "def f(x):\n    return "
+        req = CompletionInput("file:///w/a.py", "a.py", "python", split_at(doc, 1, 11), lambda q, n: ())
+        text = await asyncio.wait_for(engine.complete(req), 5)
+        release.set()
+        await asyncio.sleep(0.05)
+        return text
+
+    assert asyncio.run(go()) == "x + 1"
+    assert errors == [None]
+
+
+def test_at_column_0_the_first_line_sets_the_level_a_dedent_ends_the_block():
+    # An empty body after an opener, the cursor at column 0: the model writes the body, then code
+    # of the enclosing block (a dedent below its first line): only the body is offered.
+    raw = "        return 0\n    elif n == 2:\n        return 1\n"
+    after = "\n    if n == 1:\n        return 1\n"
+    shown = finalize(raw, "", "", after, multiline=True, max_lines=10, done=True, before_lines=["    if n == 0:"])
+    assert shown.text == "        return 0"
+    # The last line of a function, then the model's own test code at column 0.
+    raw = "    return area\n\n# Test cases\nprint(area(3))\n"
+    shown = finalize(raw, "", "", "", multiline=True, max_lines=10, done=True, before_lines=["    area = a * b"])
+    assert shown.text == "    return area"

@@ -65,6 +65,7 @@ class Generation:
         self.error: ProviderError | None = None
         self.stats = StreamStats()
         self.waiters = 0
+        self.answered = False  # a request was answered from this stream
         self._changed = asyncio.Event()
         self._observer = observer
         self._max_chars = max_chars
@@ -92,7 +93,11 @@ class Generation:
             self.stats.finished = time.perf_counter()
             self._changed.set()
             cancelled = self.error is not None and self.error.message == "cancelled"
-            self._observer.generation_finished(self.stats, None if cancelled else self.error)
+            # A stream that already gave its answer and that nobody waits on is only being kept
+            # for typing-through: its later failure (e.g. a local server that interrupts it when a
+            # chat request arrives) is not the user's problem and is not reported.
+            moot = self.answered and not self.waiters
+            self._observer.generation_finished(self.stats, None if cancelled or moot else self.error)
 
     @property
     def live(self) -> bool:
@@ -275,6 +280,7 @@ class InlineCompletionEngine:
                         raise gen.error
                     return Shown(shown.text, True)  # keep what arrived before the failure
                 if shown.final or gen.done:
+                    gen.answered = True
                     return shown
                 await gen.wait_changed()
         finally:

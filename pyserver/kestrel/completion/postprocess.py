@@ -219,6 +219,8 @@ def finalize(
         complete = 1 if final else 0
     cursor_line = line_before + lines[0]
     base = indent_of(line_before) if line_before.strip() else len(line_before)
+    if not line_before and lines[0].strip():
+        base = indent_of(lines[0])  # at column 0 the model's first line sets the block's level
     opener = line_before.rstrip().endswith((":", "{", "(", "["))
     next_code = next((ln.strip() for ln in after.split("\n")[1:6] if ln.strip()), None)
 

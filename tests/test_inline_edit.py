@@ -147,7 +147,7 @@ async def test_edit_can_be_steered_while_it_streams(mock):
         ack = await client.protocol.send_request_async("kestrel/steer", {"id": "e5", "text": "keep r * r"})
         assert ack.accepted
         result = await pending
-        assert result.steers and result.newText.endswith(steered)
+        assert result.steers and result.newText == steered  # the answer after the steer, not glued to the partial one
 
 
 async def test_predicted_outputs_are_sent_where_supported(mock):
@@ -181,3 +181,14 @@ async def test_next_edit_suggestion_updates_the_uses_of_a_renamed_parameter(mock
         assert all(e["range"]["start"]["line"] in (1, 2) for e in edits)  # only the uses, nowhere else
         prompt = [e["body"] for e in mock.stats()["request_log"] if e["endpoint"].endswith("/chat/completions")][-1]
         assert "-def scale(count):" in prompt["messages"][-1]["content"]  # the recent edit, as a diff
+
+
+async def test_a_rewrite_that_does_not_parse_is_retried_once_then_refused(mock):
+    mock.configure(text="def area(r):\n    # circle\n    return (math.pi * r ** 2\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e9", "uri": URI, "instruction": "use math.pi",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+        assert "does not parse" in result.error and not getattr(result, "edits", None)
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 2

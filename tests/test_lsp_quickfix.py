@@ -76,3 +76,34 @@ async def test_explain_answers_through_show_message(mock):
         )
         assert answer == "`pritn` is a typo for `print`."
         await wait_for(lambda: any("typo" in m.message for m in client.messages), what="the answer")
+
+
+async def test_a_fix_that_does_not_parse_is_sent_back_once_then_refused_with_a_reason(mock):
+    mock.configure(text="    print('hello', name\n")  # an unclosed bracket: not a fix
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        actions = await client.text_document_code_action_async(action_params())
+        resolved = await client.code_action_resolve_async(actions[0])
+        assert resolved.edit is None  # nothing broken is offered
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 2  # asked once more, told why
+        await wait_for(lambda: any("did not work" in m.message and "does not parse" in m.message
+                                   for m in client.messages), what="the reason")
+
+
+async def test_an_import_the_fix_needs_goes_to_the_import_block(mock):
+    source = '"""Tools."""\nimport os\n\n\ndef area(r):\n    return math.pi * r ** 2\n'
+    mock.configure(text="```python\nimport math\n    return math.pi * r ** 2\n```\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, source)
+        d = types.Diagnostic(range=types.Range(start=types.Position(line=5, character=11),
+                                               end=types.Position(line=5, character=15)),
+                             message="Undefined name `math`", source="ruff", code="F821")
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
+            context=types.CodeActionContext(diagnostics=[d])))
+        resolved = await client.code_action_resolve_async(actions[0])
+        (text_edit,) = resolved.edit.document_changes[0].edits
+        assert text_edit.range.start.line == 2 and text_edit.new_text == "import math\n"  # after `import os`
+        prompt = mock.stats()["last_request"]["messages"][-1]["content"]
+        assert "ruff F821: Undefined name `math`" in prompt  # the diagnostic's source and code go in
+        assert mock.stats()["last_request"]["temperature"] == 0  # a fix is the model's best answer, not a sample

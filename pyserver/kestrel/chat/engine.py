@@ -51,9 +51,12 @@ class ChatEngine:
     async def turn(
         self, provider: Provider, turn_id: str, messages: list[dict], *, delta_method: str = "kestrel/chatDelta",
         on_delta: Callable[[str], None] | None = None, prediction: str | None = None, resume: bool = True,
+        steer_note: str = "", deterministic: bool = False,
     ) -> dict:
         """Stream one answer (steerable, stoppable). Inline edits reuse this with their own
-        notification method, so steering an edit works exactly like steering a chat answer."""
+        notification method, so steering an edit works exactly like steering a chat answer.
+        `steer_note` is added to an emulated steer's message (an edit asks for the whole region
+        again); the answer's text after the last emulated steer is `lastSegment`."""
         t = _Turn(turn_id, list(messages))
         self._turns[turn_id] = t
         stats = StreamStats()
@@ -87,10 +90,11 @@ class ChatEngine:
                 t.session = steerable(t.history, stats) if steerable is not None and provider.native_steering else None
                 if t.session is not None:
                     source = t.session
-                elif prediction is not None:
-                    source = provider.chat(t.history, stats, prediction=prediction)
                 else:
-                    source = provider.chat(t.history, stats)
+                    opts: dict[str, Any] = {"deterministic": True} if deterministic else {}
+                    if prediction is not None:
+                        opts["prediction"] = prediction
+                    source = provider.chat(t.history, stats, **opts)
                 t.stream = loop.create_task(pump(source))
                 try:
                     await asyncio.shield(t.stream)
@@ -118,8 +122,9 @@ class ChatEngine:
                 # Emulated steer (or a resume): the partial answer becomes history, then the message.
                 flush()
                 partial = "".join(t.parts[t.segment_start :])
+                note = steer_note if t.restart_with != RESUME_PROMPT else ""
                 t.history = t.history + [{"role": "assistant", "content": partial},
-                                         {"role": "user", "content": t.restart_with}]
+                                         {"role": "user", "content": t.restart_with + note}]
                 t.segment_start = len(t.parts)
                 t.restart_with = None
         except ProviderError as exc:
@@ -127,7 +132,7 @@ class ChatEngine:
         finally:
             self._turns.pop(turn_id, None)
             flush()
-        result.update(text=t.text, ttftMs=stats.ttft_ms, steers=t.steers)
+        result.update(text=t.text, ttftMs=stats.ttft_ms, steers=t.steers, lastSegment="".join(t.parts[t.segment_start :]))
         return result
 
     async def steer(self, turn_id: str, text: str) -> dict:

@@ -7,19 +7,22 @@ A fix is returned as the smallest edit that turns the region into the model's ve
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..context.window import line_span, line_start_offset
 from ..providers.base import Provider, ProviderError, StreamStats
-from .diff import clean_rewrite, minimal_replacement, to_lsp_edits
+from .diff import clean_rewrite, minimal_edits, to_lsp_edits
+from .validate import still_reported, syntax_error
 
 CONTEXT_LINES = 20
 
 FIX_INSTRUCTIONS = (
     "You fix code. You are given a file and a problem reported on some of its lines. Reply with ONLY the "
     "corrected version of the lines between <region> and </region>, without the markers, without "
-    "explanation, keeping everything that does not need to change exactly as it is."
+    "explanation, keeping everything that does not need to change exactly as it is. If the fix needs a "
+    "new import, put the import line(s) first, before the region's lines."
 )
 EXPLAIN_INSTRUCTIONS = "You explain compiler and linter diagnostics to programmers briefly and concretely."
 
@@ -35,6 +38,19 @@ class Region:
 def region_for(text: str, first_line: int, last_line: int) -> Region:
     start, end = line_span(text, first_line, last_line)
     return Region(first_line, last_line, start, end)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The diagnostic being fixed, as the editor reported it."""
+
+    message: str
+    code: str | None = None
+    source: str | None = None
+
+    def describe(self) -> str:
+        origin = " ".join(x for x in (self.source, self.code) if x)
+        return f"{origin}: {self.message}" if origin else self.message
 
 
 def fix_messages(text: str, region: Region, message: str, language: str, path: str) -> list[dict]:
@@ -54,23 +70,93 @@ def explain_messages(text: str, region: Region, message: str, language: str, pat
     return [{"role": "system", "content": EXPLAIN_INSTRUCTIONS}, {"role": "user", "content": user}]
 
 
-async def collect(provider: Provider, messages: list[dict], prediction: str | None = None) -> str:
+async def collect(provider: Provider, messages: list[dict], prediction: str | None = None,
+                  deterministic: bool = False) -> str:
     stats = StreamStats()
-    stream = provider.chat(messages, stats, prediction=prediction) if prediction else provider.chat(messages, stats)
+    opts: dict = {"deterministic": True} if deterministic else {}
+    if prediction:
+        opts["prediction"] = prediction
+    stream = provider.chat(messages, stats, **opts)
     return "".join([chunk async for chunk in stream])
 
 
 async def compute_fix(
-    provider: Provider, text: str, region: Region, message: str, language: str, path: str, encoding: str
-) -> dict[str, Any] | None:
-    """A TextEdit (as LSP JSON) for the fix, or None when the model proposes no change."""
-    answer = await collect(provider, fix_messages(text, region, message, language, path),
-                           prediction=text[region.start : region.end])  # most of a fix is unchanged text
+    provider: Provider, text: str, region: Region, problem: Problem, language: str, path: str, encoding: str
+) -> list[dict[str, Any]]:
+    """The fix as minimal TextEdits (LSP JSON), [] when the model proposes no change. A fix that
+    does not parse or leaves the diagnostic in place is sent back once with the reason; if the
+    second answer fails too, ProviderError says so and nothing is offered."""
     old_region = text[region.start : region.end]
-    start, end, replacement = minimal_replacement(old_region, clean_rewrite(answer, old_region))
-    if start == end and not replacement:
-        return None
-    return to_lsp_edits(text, region.start, [(start, end, replacement)], encoding)[0]
+    messages = fix_messages(text, region, problem.describe(), language, path)
+    reason = ""
+    for attempt in range(2):
+        answer = await collect(provider, messages, prediction=old_region, deterministic=True)  # mostly unchanged text
+        new_text = apply_answer(text, region, clean_rewrite(answer, old_region))
+        if new_text == text:
+            return []
+        reason = why_not(new_text, problem, language, path)
+        if not reason:
+            return to_lsp_edits(text, 0, minimal_edits(text, new_text), encoding)
+        messages = [*messages, {"role": "assistant", "content": answer},
+                    {"role": "user", "content": f"That does not fix it: {reason}. Reply with ONLY the corrected lines."}]
+    raise ProviderError(f"the model's fix did not work ({reason}); nothing was changed")
 
 
-__all__ = ["ProviderError", "Region", "collect", "compute_fix", "explain_messages", "region_for"]
+def why_not(new_text: str, problem: Problem, language: str, path: str) -> str:
+    """Why a fixed file is not acceptable ("" when it is)."""
+    broken = syntax_error(new_text, language)
+    if broken:
+        return f"the result does not parse ({broken})"
+    if still_reported(new_text, path, problem.source or "", problem.code, problem.message):
+        return f"{problem.source} still reports {problem.code}: {problem.message}"
+    return ""
+
+
+_IMPORT = re.compile(r"^(import\s+\w|from\s+[\w.]+\s+import\s)")
+
+
+def apply_answer(text: str, region: Region, rewritten: str) -> str:
+    """The document with the region replaced. Import lines the answer puts before the region's code
+    (and that the region did not have) go to the file's import block instead."""
+    old_region = text[region.start : region.end]
+    lines = rewritten.split("\n")
+    imports = []
+    while lines and _IMPORT.match(lines[0]) and lines[0] not in old_region:
+        imports.append(lines.pop(0))
+    if not imports or not lines:
+        return text[: region.start] + rewritten + text[region.end :]
+    body = "\n".join(lines)
+    new = text[: region.start] + body + text[region.end :]
+    at = import_insertion_offset(new)
+    missing = [ln for ln in imports if ln not in new.split("\n")]
+    return new[:at] + "".join(ln + "\n" for ln in missing) + new[at:]
+
+
+def import_insertion_offset(text: str) -> int:
+    """Where a new import line goes: after the last import of the file's leading import block,
+    else after its module docstring, else at the top."""
+    lines = text.split("\n")
+    ends = [0]
+    for line in lines:
+        ends.append(ends[-1] + len(line) + 1)
+    i, n = 0, len(lines)
+    while i < n and (not lines[i].strip() or lines[i].lstrip().startswith("#")):
+        i += 1
+    after_doc = 0
+    if i < n and lines[i].lstrip().startswith(('"""', "\'\'\'")):
+        quote = lines[i].lstrip()[:3]
+        j = i if lines[i].count(quote) >= 2 else next((k for k in range(i + 1, n) if quote in lines[k]), n - 1)
+        i = j + 1
+        after_doc = ends[i]
+    last_import = None
+    while i < n:
+        stripped = lines[i].strip()
+        if _IMPORT.match(lines[i]):
+            last_import = ends[i + 1]
+        elif stripped and not stripped.startswith("#"):
+            break
+        i += 1
+    return min(last_import if last_import is not None else after_doc, len(text))
+
+
+__all__ = ["Problem", "ProviderError", "Region", "collect", "compute_fix", "explain_messages", "region_for"]

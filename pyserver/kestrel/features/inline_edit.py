@@ -11,7 +11,13 @@ from typing import Any
 
 from ..core import Core, plain
 from ..edits.diff import clean_rewrite, minimal_edits, to_lsp_edits
-from ..edits.inline_edit import EditRefused, edit_messages, rebase, target_for
+from ..edits.inline_edit import EditRefused, Target, edit_messages, rebase, target_for
+from ..edits.quickfix import collect
+from ..edits.validate import syntax_error
+from ..providers.base import ProviderError
+
+
+STEER_NOTE = "\n(Reply with the whole new region again, from its first line, following this.)"
 
 
 class InlineEditFeature:
@@ -57,12 +63,28 @@ class InlineEditFeature:
         messages = edit_messages(text, target, instruction, doc.language_id or "", core.documents.path(uri))
         # No resume for edits: a rewrite stitched across a dropped stream is not trustworthy code.
         result = await core.turns.turn(provider, edit_id, messages, delta_method="kestrel/editDelta", on_delta=watch,
-                                       prediction=target.text, resume=False)
+                                       prediction=target.text, resume=False, steer_note=STEER_NOTE,
+                                       deterministic=True)
         if seen["refused"]:
             return {"id": edit_id, "error": seen["refused"]}
         if result.get("error"):
             return {"id": edit_id, "error": f"the edit failed: {result['error']}; the document was not changed"}
-        rewritten = clean_rewrite(result["text"], target.text)
+        # After an emulated steer the model answered the region again: that answer is the rewrite.
+        restarted = any(st.get("mode") == "emulated" for st in result.get("steers", []))
+        answer = result["lastSegment"] if restarted else result["text"]
+        rewritten = clean_rewrite(answer, target.text)
+        broken = _breaks(text, target, rewritten, doc.language_id or "")
+        if broken and not result.get("stopped"):
+            # One more try, told why (not streamed: the preview keeps the first answer meanwhile).
+            retry = [*messages, {"role": "assistant", "content": answer},
+                     {"role": "user", "content": f"That does not parse ({broken}). Reply with ONLY the corrected region."}]
+            try:
+                rewritten = clean_rewrite(await collect(provider, retry, deterministic=True), target.text)
+            except ProviderError as exc:
+                return {"id": edit_id, "error": f"the edit failed: {exc.message}; the document was not changed"}
+            broken = _breaks(text, target, rewritten, doc.language_id or "")
+        if broken:
+            return {"id": edit_id, "error": f"the model's edit does not parse ({broken}); the document was not changed"}
         current = core.documents.get(uri)
         if current is None:
             return {"id": edit_id, "error": "the document was closed"}
@@ -76,3 +98,10 @@ class InlineEditFeature:
             "edits": to_lsp_edits(current.source, base, edits, encoding),
             "steers": result.get("steers", []), "stopped": bool(result.get("stopped")),
         }
+
+
+def _breaks(text: str, target: Target, rewritten: str, language: str) -> str | None:
+    """The parse error the rewrite brings into a file that parsed (None if it parses, or if the
+    file did not parse before the edit either)."""
+    after = syntax_error(text[: target.start] + rewritten + text[target.end :], language)
+    return after if after and not syntax_error(text, language) else None

@@ -9,7 +9,7 @@ from typing import Any
 from lsprotocol import types
 
 from ..core import Core, plain
-from ..edits.quickfix import collect, compute_fix, explain_messages, region_for
+from ..edits.quickfix import Problem, collect, compute_fix, explain_messages, region_for
 from ..providers.base import ProviderError
 
 MAX_DIAGNOSTICS = 10  # actions listed per request
@@ -38,6 +38,7 @@ class QuickFixFeature:
             data = {
                 "uri": uri, "version": doc.version, "message": diag.message,
                 "startLine": diag.range.start.line, "endLine": diag.range.end.line,
+                "code": None if diag.code is None else str(diag.code), "source": diag.source,
             }
             short = diag.message.splitlines()[0][:60] if diag.message else "problem"
             fix = types.CodeAction(
@@ -67,19 +68,19 @@ class QuickFixFeature:
             raise ProviderError("the document changed since the fix was offered: ask for the fix again")
         text, version = doc.source, doc.version
         region = region_for(text, int(data["startLine"]), int(data["endLine"]))
-        edit = await compute_fix(
-            provider, text, region, data.get("message", ""), doc.language_id or "", core.documents.path(uri),
-            core.documents.encoding(),
+        problem = Problem(data.get("message", ""), data.get("code"), data.get("source"))
+        edits = await compute_fix(
+            provider, text, region, problem, doc.language_id or "", core.documents.path(uri), core.documents.encoding(),
         )
         current = core.documents.get(uri)
         if current is None or current.version != version:
             raise ProviderError("the document changed while the fix was computed: nothing was applied")
-        edits = [] if edit is None else [types.TextEdit(
-            range=types.Range(start=types.Position(**edit["range"]["start"]), end=types.Position(**edit["range"]["end"])),
-            new_text=edit["newText"],
-        )]
+        text_edits = [types.TextEdit(
+            range=types.Range(start=types.Position(**e["range"]["start"]), end=types.Position(**e["range"]["end"])),
+            new_text=e["newText"],
+        ) for e in edits]
         return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
-            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits,
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=text_edits,
         )])
 
     async def resolve(self, action: types.CodeAction) -> types.CodeAction:

@@ -113,7 +113,9 @@ class Provider(Protocol):
     def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
         """Stream the text to insert at the cursor. Cancelling the consumer closes upstream."""
 
-    def chat(self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None) -> AsyncIterator[str]:
-        """Stream an assistant answer to chat-style messages."""
+    def chat(self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None,
+             deterministic: bool = False) -> AsyncIterator[str]:
+        """Stream an assistant answer to chat-style messages (`deterministic`: greedy where the
+        model takes a temperature, for fixes and edits)."""
 
     async def aclose(self) -> None: ...

@@ -22,8 +22,11 @@ class ChatCompletionsProvider(HttpProvider):
     async def chat(
         self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None,
         temperature: float | None = None, retries: bool = True, prediction: str | None = None,
+        deterministic: bool = False,
     ) -> AsyncIterator[str]:
         params: dict = {"model": self.model, "messages": messages}
+        if deterministic and temperature is None:
+            temperature = 0.0  # a fix or an edit: the model's best answer, not a sample (servers default to ~0.8)
         if prediction is not None and self.supports_prediction:
             # Predicted Outputs: unchanged text streams at full speed (OpenAI Chat Completions only).
             params["prediction"] = {"type": "content", "content": prediction}

@@ -55,6 +55,7 @@ class ResponsesHttpProvider(HttpProvider):
     async def chat(
         self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None, effort: str | None = None,
         retries: bool = True, prediction: str | None = None,  # (Predicted Outputs: Chat Completions only)
+        deterministic: bool = False,  # (reasoning models take no temperature: the effort setting rules)
     ) -> AsyncIterator[str]:
         params = responses_params(self.settings, messages, max_tokens=max_tokens, effort=effort or self.settings.effort)
         client = self.http.client if retries else self.http.completion_client

@@ -1,0 +1,128 @@
+"""kestrel: the edit tasks through `kestrel-lsp` over stdio, as VS Code drives them.
+
+- quick fix: didOpen the broken file, `textDocument/codeAction` at the diagnostic's range with
+  the ruff diagnostic in its context, pick "Fix with Kestrel", `codeAction/resolve` it (the model
+  runs there, as in VS Code), apply the WorkspaceEdit's TextEdits. Time: codeAction -> resolved.
+- inline edit: `kestrel/edit` over the whole function with the instruction, apply the returned
+  edits. Time: request -> answer (the preview deltas stream meanwhile and are not used).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+
+from bench.quality.lsp import KestrelSession, offset_of
+from kestrel.core.payload import plain
+
+from .data import EditTask
+
+
+@dataclass
+class EditAnswer:
+    document: str  # after applying the edit (unchanged when nothing was offered)
+    latency_ms: float
+    offered: bool
+    error: str | None = None
+
+
+def apply_text_edits(document: str, edits: list[Any]) -> str:
+    """LSP TextEdits (typed or JSON), all against `document`, applied back to front."""
+    spans = []
+    for e in edits:
+        if isinstance(e, dict):
+            rng = types.Range(start=types.Position(**e["range"]["start"]), end=types.Position(**e["range"]["end"]))
+            text = e["newText"]
+        else:
+            rng, text = e.range, e.new_text
+        spans.append((offset_of(document, rng.start), offset_of(document, rng.end), text))
+    for start, end, text in sorted(spans, key=lambda s: s[0], reverse=True):
+        document = document[:start] + text + document[end:]
+    return document
+
+
+def function_range(document: str, name: str) -> types.Range:
+    """From `def name(` to the end of the file's text (the function is the last thing in it)."""
+    lines = document.split("\n")
+    first = next((i for i, ln in enumerate(lines) if ln.startswith(f"def {name}(")), 0)
+    last = len(lines) - 1
+    while last > first and not lines[last].strip():
+        last -= 1
+    return types.Range(start=types.Position(line=first, character=0),
+                       end=types.Position(line=last, character=len(lines[last])))
+
+
+class EditSession(KestrelSession):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for method in ("kestrel/editStarted", "kestrel/editDelta", "kestrel/turnStarted", "kestrel/turnDelta",
+                       "kestrel/turnEnded", "kestrel/editEnded"):
+            self.client.feature(method)(lambda params: None)
+
+    def _open(self, task: EditTask, document: str) -> str:
+        path = self.workspace / "tasks" / f"{task.mutant.problem.entry_point}.py"
+        path.write_text(document, encoding="utf-8")
+        uri = path.as_uri()
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=document)))
+        return uri
+
+    def _close(self, uri: str) -> None:
+        self.client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+
+    async def quick_fix(self, task: EditTask) -> EditAnswer:
+        document = task.mutant.broken
+        uri = self._open(task, document)
+        d = task.diagnostic or {}
+        diag = types.Diagnostic(
+            range=types.Range(start=types.Position(**d["range"]["start"]), end=types.Position(**d["range"]["end"])),
+            message=d["message"], severity=types.DiagnosticSeverity.Error, code=d.get("code"), source=d.get("source"),
+        )
+        t0 = time.perf_counter()
+        try:
+            actions = await self.client.text_document_code_action_async(types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
+                context=types.CodeActionContext(diagnostics=[diag], only=[types.CodeActionKind.QuickFix])))
+            fix = next((a for a in actions or [] if isinstance(a, types.CodeAction) and a.title.startswith("Fix with Kestrel")), None)
+            if fix is None:
+                return EditAnswer(document, (time.perf_counter() - t0) * 1000, False, "no Fix with Kestrel action")
+            resolved = await self.client.code_action_resolve_async(fix)
+            latency = (time.perf_counter() - t0) * 1000
+        except Exception as exc:
+            return EditAnswer(document, (time.perf_counter() - t0) * 1000, False, f"{type(exc).__name__}: {exc}")
+        finally:
+            self._close(uri)
+        edits = []
+        for change in (resolved.edit.document_changes or []) if resolved.edit else []:
+            edits += list(getattr(change, "edits", []) or [])
+        if not edits:
+            return EditAnswer(document, latency, False, "the fix offered no edit")
+        return EditAnswer(apply_text_edits(document, edits), latency, True)
+
+    async def inline_edit(self, task: EditTask) -> EditAnswer:
+        document = task.mutant.broken
+        uri = self._open(task, document)
+        rng = function_range(document, task.mutant.problem.entry_point)
+        params = {"id": f"eval-{task.task_id}", "uri": uri, "instruction": task.instruction,
+                  "range": {"start": {"line": rng.start.line, "character": 0},
+                            "end": {"line": rng.end.line, "character": rng.end.character}}}
+        t0 = time.perf_counter()
+        try:
+            result = await self.client.protocol.send_request_async("kestrel/edit", params)
+        except Exception as exc:
+            return EditAnswer(document, (time.perf_counter() - t0) * 1000, False, f"{type(exc).__name__}: {exc}")
+        finally:
+            self._close(uri)
+        latency = (time.perf_counter() - t0) * 1000
+        result = plain(result) or {}
+        if result.get("error"):
+            return EditAnswer(document, latency, False, str(result["error"]))
+        edits = result.get("edits") or []
+        if not edits:
+            return EditAnswer(document, latency, False, "the edit changed nothing")
+        return EditAnswer(apply_text_edits(document, edits), latency, True)
+

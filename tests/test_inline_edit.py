@@ -190,5 +190,5 @@ async def test_a_rewrite_that_does_not_parse_is_retried_once_then_refused(mock):
         result = await client.protocol.send_request_async("kestrel/edit", {
             "id": "e9", "uri": URI, "instruction": "use math.pi",
             "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
-        assert "does not parse" in result.error and not getattr(result, "edits", None)
+        assert "does not parse" in result.error and "not offered" in result.error and not getattr(result, "edits", None)
         assert mock.stats()["requests"].get("/v1/chat/completions") == 2

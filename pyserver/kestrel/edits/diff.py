@@ -25,6 +25,27 @@ def clean_rewrite(answer: str, original: str) -> str:
     return code + original[len(original.rstrip("\n")) :]
 
 
+def trim_context_echo(rewritten: str, before: str, after: str) -> str:
+    """The rewrite without the lines around the region that the model wrote out again: small models
+    often answer with the whole function (or file) when asked for a few of its lines. Leading lines
+    that repeat the lines just above the region, and trailing lines that repeat those just below it,
+    are dropped (compared without trailing spaces; at least one line of the rewrite is kept)."""
+    lines = rewritten.split("\n")
+    above = [ln.rstrip() for ln in before.split("\n")[:-1]]  # the lines before the region's first line
+    below = [ln.rstrip() for ln in after.split("\n")[1:]] if after.startswith("\n") else [ln.rstrip() for ln in after.split("\n")]
+    for k in range(min(len(lines) - 1, len(above)), 0, -1):
+        if [ln.rstrip() for ln in lines[:k]] == above[-k:] and any(ln.strip() for ln in lines[:k]):
+            lines = lines[k:]
+            break
+    while below and not below[-1].strip():
+        below.pop()
+    for k in range(min(len(lines) - 1, len(below)), 0, -1):
+        if [ln.rstrip() for ln in lines[-k:]] == below[:k] and any(ln.strip() for ln in lines[-k:]):
+            lines = lines[:-k]
+            break
+    return "\n".join(lines)
+
+
 def minimal_edits(original: str, rewritten: str) -> list[tuple[int, int, str]]:
     """(start, end, text) edits relative to `original`: one per changed run of lines, each
     trimmed to the characters that actually change."""

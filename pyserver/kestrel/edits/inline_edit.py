@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 
 from ..context.window import line_span
-from .diff import clean_rewrite, minimal_edits, to_lsp_edits
+from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
+from .validate import lint_problem, syntax_error
 
 EDIT_INSTRUCTIONS = (
     "You rewrite code. You get a file with a region between <region> and </region> and an instruction. "
@@ -85,6 +86,24 @@ def edit_messages(text: str, target: Target, instruction: str, language: str, pa
     return [{"role": "system", "content": EDIT_INSTRUCTIONS}, {"role": "user", "content": user}]
 
 
+def region_rewrite(text: str, target: Target, answer: str) -> str:
+    """The region's new text from a model answer: its code, without the context it repeated."""
+    rewritten = clean_rewrite(answer, target.text)
+    body = rewritten.rstrip("\n")
+    trimmed = trim_context_echo(body, text[: target.start], text[target.end :])
+    return trimmed + rewritten[len(body) :]
+
+
+def rewrite_problem(text: str, target: Target, rewritten: str, language: str, path: str) -> str:
+    """Why the rewrite is not offered ("" when it is): it breaks a file that parsed, or the linter
+    (when one runs here) finds something in it that the file did not have."""
+    after = text[: target.start] + rewritten + text[target.end :]
+    broken = syntax_error(after, language)
+    if broken and not syntax_error(text, language):
+        return f"it does not parse ({broken})"
+    return lint_problem(text, after, path, language)
+
+
 def rebase(current_doc: str, target: Target) -> int:
     """New offset of the target region in `current_doc`; raises EditRefused if it changed."""
     if current_doc[target.start : target.end] == target.text:
@@ -101,4 +120,4 @@ def rebase(current_doc: str, target: Target) -> int:
 
 
 __all__ = ["EditRefused", "Target", "clean_rewrite", "edit_messages", "enclosing_block", "minimal_edits", "rebase",
-           "target_for", "to_lsp_edits"]
+           "region_rewrite", "rewrite_problem", "target_for", "to_lsp_edits"]

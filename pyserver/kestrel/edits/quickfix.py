@@ -13,8 +13,8 @@ from typing import Any
 
 from ..context.window import line_span, line_start_offset
 from ..providers.base import Provider, ProviderError, StreamStats
-from .diff import clean_rewrite, minimal_edits, to_lsp_edits
-from .validate import still_reported, syntax_error
+from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
+from .validate import lint_problem, syntax_error
 
 CONTEXT_LINES = 20
 
@@ -94,7 +94,7 @@ async def compute_fix(
         new_text = apply_answer(text, region, clean_rewrite(answer, old_region))
         if new_text == text:
             return []
-        reason = why_not(new_text, problem, language, path)
+        reason = why_not(text, new_text, problem, language, path)
         if not reason:
             return to_lsp_edits(text, 0, minimal_edits(text, new_text), encoding)
         messages = [*messages, {"role": "assistant", "content": answer},
@@ -102,14 +102,15 @@ async def compute_fix(
     raise ProviderError(f"the model's fix did not work ({reason}); nothing was changed")
 
 
-def why_not(new_text: str, problem: Problem, language: str, path: str) -> str:
+def why_not(text: str, new_text: str, problem: Problem, language: str, path: str) -> str:
     """Why a fixed file is not acceptable ("" when it is)."""
     broken = syntax_error(new_text, language)
     if broken:
         return f"the result does not parse ({broken})"
-    if still_reported(new_text, path, problem.source or "", problem.code, problem.message):
-        return f"{problem.source} still reports {problem.code}: {problem.message}"
-    return ""
+    # ruff's own diagnostic is checked by rule; any linter's fix must not bring new findings.
+    fixing = (problem.code, problem.message) if problem.source == "ruff" and problem.code else None
+    linted = lint_problem(text, new_text, path, language, fixing)
+    return f"the linter says {linted}" if linted else ""
 
 
 _IMPORT = re.compile(r"^(import\s+\w|from\s+[\w.]+\s+import\s)")
@@ -117,15 +118,16 @@ _IMPORT = re.compile(r"^(import\s+\w|from\s+[\w.]+\s+import\s)")
 
 def apply_answer(text: str, region: Region, rewritten: str) -> str:
     """The document with the region replaced. Import lines the answer puts before the region's code
-    (and that the region did not have) go to the file's import block instead."""
+    (and that the region did not have) go to the file's import block instead; lines around the
+    region that the answer repeats are dropped (see trim_context_echo)."""
     old_region = text[region.start : region.end]
     lines = rewritten.split("\n")
     imports = []
     while lines and _IMPORT.match(lines[0]) and lines[0] not in old_region:
         imports.append(lines.pop(0))
-    if not imports or not lines:
-        return text[: region.start] + rewritten + text[region.end :]
-    body = "\n".join(lines)
+    body = trim_context_echo("\n".join(lines), text[: region.start], text[region.end :]) if lines else ""
+    if not imports or not body:
+        return text[: region.start] + (body if lines else rewritten) + text[region.end :]
     new = text[: region.start] + body + text[region.end :]
     at = import_insertion_offset(new)
     missing = [ln for ln in imports if ln not in new.split("\n")]

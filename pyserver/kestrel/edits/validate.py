@@ -1,10 +1,11 @@
 """Is a proposed edit worth offering? Checked before the user sees it.
 
-- It must parse (Python, the languages Kestrel can check without a toolchain): a fix that turns a
-  file into one that does not compile, or an edit that breaks a file that compiled, is refused.
-- A fix for a linter's diagnostic must not leave that diagnostic in place: when the diagnostic
-  came from a linter Kestrel can run here (ruff, found next to this interpreter or on PATH), the
-  fixed text is linted again for the same rule.
+- It must parse (Python, the language Kestrel can check without a toolchain): a fix that leaves a
+  file that does not compile, or an edit that breaks a file that compiled, is refused.
+- When a linter is available here (ruff, next to this interpreter or on PATH; Python files), the
+  edited file is linted for the checks that find broken code (pyflakes and syntax, `F,E9`): a fix
+  must make its own diagnostic go away, and no edit may bring a finding the file did not have
+  (a name it undefines, a function it defines twice, a variable it leaves unused).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 LINT_TIMEOUT_S = 10.0
+LINT_SELECT = "F,E9"
 
 
 def syntax_error(text: str, language: str) -> str | None:
@@ -36,22 +38,49 @@ def _ruff() -> str | None:
     return str(local) if local.exists() else shutil.which("ruff")
 
 
-def still_reported(text: str, path: str, source: str, code: str | None, message: str) -> bool | None:
-    """Does the linter that reported (source, code, message) still report it on `text`? None when
-    Kestrel cannot run that linter here (then only parsing is checked)."""
-    if source != "ruff" or not code:
-        return None
-    ruff = _ruff()
+def lint(text: str, path: str, language: str) -> list[tuple[str, str, int]] | None:
+    """(code, message, 1-based row) of each finding, or None when no linter can run here."""
+    ruff = _ruff() if language == "python" else None
     if ruff is None:
         return None
-    select = "E9,F" if code == "invalid-syntax" else code
     try:
         proc = subprocess.run(
-            [ruff, "check", "--isolated", "--no-cache", "--select", select, "--output-format", "json",
+            [ruff, "check", "--isolated", "--no-cache", "--select", LINT_SELECT, "--output-format", "json",
              "--stdin-filename", path or "edit.py", "-"],
             input=text, capture_output=True, text=True, timeout=LINT_TIMEOUT_S,
         )
         findings = json.loads(proc.stdout or "[]")
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
-    return any((f.get("code") or "invalid-syntax") == code and f.get("message") == message for f in findings)
+    return [(f.get("code") or "invalid-syntax", f.get("message", ""), (f.get("location") or {}).get("row", 0))
+            for f in findings]
+
+
+def _changed_rows(before: str, after: str) -> tuple[int, int]:
+    """1-based first and last row of `after` that differ from `before` (common head/tail removed)."""
+    a, b = before.split("\n"), after.split("\n")
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head + 1, len(b) - tail
+
+
+def lint_problem(before: str, after: str, path: str, language: str, fixing: tuple[str, str] | None = None) -> str:
+    """What the linter holds against `after` ("" when nothing, or when no linter runs here):
+    the diagnostic being fixed (`fixing` = (code, message)) still there, or a finding `before`
+    did not have."""
+    found = lint(after, path, language)
+    if found is None:
+        return ""
+    if fixing is not None and any(f[:2] == fixing for f in found):
+        return f"it still reports {fixing[0]}: {fixing[1]}"
+    known = {f[:2] for f in lint(before, path, language) or []}
+    fresh = [f for f in found if f[:2] not in known and f[:2] != fixing]
+    if fresh and syntax_error(before, language):
+        # A file that did not parse hid its other findings: only those in the edited lines count.
+        first, last = _changed_rows(before, after)
+        fresh = [f for f in fresh if first <= f[2] <= last]
+    return f"it brings {fresh[0][0]}: {fresh[0][1]}" if fresh else ""

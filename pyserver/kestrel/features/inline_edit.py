@@ -10,10 +10,9 @@ import time
 from typing import Any
 
 from ..core import Core, plain
-from ..edits.diff import clean_rewrite, minimal_edits, to_lsp_edits
-from ..edits.inline_edit import EditRefused, Target, edit_messages, rebase, target_for
+from ..edits.diff import minimal_edits, to_lsp_edits
+from ..edits.inline_edit import EditRefused, edit_messages, rebase, region_rewrite, rewrite_problem, target_for
 from ..edits.quickfix import collect
-from ..edits.validate import syntax_error
 from ..providers.base import ProviderError
 
 
@@ -72,19 +71,20 @@ class InlineEditFeature:
         # After an emulated steer the model answered the region again: that answer is the rewrite.
         restarted = any(st.get("mode") == "emulated" for st in result.get("steers", []))
         answer = result["lastSegment"] if restarted else result["text"]
-        rewritten = clean_rewrite(answer, target.text)
-        broken = _breaks(text, target, rewritten, doc.language_id or "")
-        if broken and not result.get("stopped"):
+        language, path = doc.language_id or "", core.documents.path(uri)
+        rewritten = region_rewrite(text, target, answer)
+        problem = rewrite_problem(text, target, rewritten, language, path)
+        if problem and not result.get("stopped"):
             # One more try, told why (not streamed: the preview keeps the first answer meanwhile).
             retry = [*messages, {"role": "assistant", "content": answer},
-                     {"role": "user", "content": f"That does not parse ({broken}). Reply with ONLY the corrected region."}]
+                     {"role": "user", "content": f"That is not right: {problem}. Reply with ONLY the corrected region."}]
             try:
-                rewritten = clean_rewrite(await collect(provider, retry, deterministic=True), target.text)
+                rewritten = region_rewrite(text, target, await collect(provider, retry, deterministic=True))
             except ProviderError as exc:
                 return {"id": edit_id, "error": f"the edit failed: {exc.message}; the document was not changed"}
-            broken = _breaks(text, target, rewritten, doc.language_id or "")
-        if broken:
-            return {"id": edit_id, "error": f"the model's edit does not parse ({broken}); the document was not changed"}
+            problem = rewrite_problem(text, target, rewritten, language, path)
+        if problem:
+            return {"id": edit_id, "error": f"the model's edit was not offered: {problem}; the document was not changed"}
         current = core.documents.get(uri)
         if current is None:
             return {"id": edit_id, "error": "the document was closed"}
@@ -99,9 +99,3 @@ class InlineEditFeature:
             "steers": result.get("steers", []), "stopped": bool(result.get("stopped")),
         }
 
-
-def _breaks(text: str, target: Target, rewritten: str, language: str) -> str | None:
-    """The parse error the rewrite brings into a file that parsed (None if it parses, or if the
-    file did not parse before the edit either)."""
-    after = syntax_error(text[: target.start] + rewritten + text[target.end :], language)
-    return after if after and not syntax_error(text, language) else None

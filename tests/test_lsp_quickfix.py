@@ -91,19 +91,35 @@ async def test_a_fix_that_does_not_parse_is_sent_back_once_then_refused_with_a_r
 
 
 async def test_an_import_the_fix_needs_goes_to_the_import_block(mock):
-    source = '"""Tools."""\nimport os\n\n\ndef area(r):\n    return math.pi * r ** 2\n'
-    mock.configure(text="```python\nimport math\n    return math.pi * r ** 2\n```\n")
+    source = '"""Tools."""\nimport os\n\n\ndef area(r):\n    return np.pi * r ** 2\n'
+    mock.configure(text="```python\nimport numpy as np\n    return np.pi * r ** 2\n```\n")
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, source)
         d = types.Diagnostic(range=types.Range(start=types.Position(line=5, character=11),
-                                               end=types.Position(line=5, character=15)),
-                             message="Undefined name `math`", source="ruff", code="F821")
+                                               end=types.Position(line=5, character=13)),
+                             message="Undefined name `np`", source="ruff", code="F821")
         actions = await client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
             context=types.CodeActionContext(diagnostics=[d])))
         resolved = await client.code_action_resolve_async(actions[0])
         (text_edit,) = resolved.edit.document_changes[0].edits
-        assert text_edit.range.start.line == 2 and text_edit.new_text == "import math\n"  # after `import os`
+        assert text_edit.range.start.line == 2 and text_edit.new_text == "import numpy as np\n"  # after `import os`
         prompt = mock.stats()["last_request"]["messages"][-1]["content"]
-        assert "ruff F821: Undefined name `math`" in prompt  # the diagnostic's source and code go in
+        assert "ruff F821: Undefined name `np`" in prompt  # the diagnostic's source and code go in
         assert mock.stats()["last_request"]["temperature"] == 0  # a fix is the model's best answer, not a sample
+
+
+async def test_a_standard_library_name_gets_its_import_without_the_model(mock):
+    source = "import os\n\n\ndef pairs(xs: List[int]) -> int:\n    return math.prod(xs)\n"
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, source)
+        d = types.Diagnostic(range=types.Range(start=types.Position(line=3, character=14),
+                                               end=types.Position(line=3, character=18)),
+                             message="undefined name 'List'", source="pyflakes")
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
+            context=types.CodeActionContext(diagnostics=[d])))
+        resolved = await client.code_action_resolve_async(actions[0])
+        (text_edit,) = resolved.edit.document_changes[0].edits
+        assert text_edit.range.start.line == 1 and text_edit.new_text == "from typing import List\n"
+        assert "/v1/chat/completions" not in mock.stats()["requests"]

@@ -14,6 +14,7 @@ from typing import Any
 from ..context.window import line_span, line_start_offset
 from ..providers.base import Provider, ProviderError, StreamStats
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
+from .imports import known_import, undefined_name
 from .validate import lint_problem, syntax_error
 
 CONTEXT_LINES = 20
@@ -87,6 +88,12 @@ async def compute_fix(
     does not parse or leaves the diagnostic in place is sent back once with the reason; if the
     second answer fails too, ProviderError says so and nothing is offered."""
     old_region = text[region.start : region.end]
+    line = known_import(undefined_name(problem.message) or "", language)
+    if line is not None:  # "Add import": certain, no model needed
+        at = import_insertion_offset(text)
+        new_text = text[:at] + line + "\n" + text[at:]
+        if not why_not(text, new_text, problem, language, path):
+            return to_lsp_edits(text, 0, minimal_edits(text, new_text), encoding)
     messages = fix_messages(text, region, problem.describe(), language, path)
     reason = ""
     for attempt in range(2):

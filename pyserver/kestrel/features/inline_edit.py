@@ -74,6 +74,8 @@ class InlineEditFeature:
         language, path = doc.language_id or "", core.documents.path(uri)
         rewritten = region_rewrite(text, target, answer)
         problem = rewrite_problem(text, target, rewritten, language, path)
+        if not problem and rewritten == target.text:
+            problem = "that is the region unchanged, and the instruction asks for a change"
         if problem and not result.get("stopped"):
             # One more try, told why (not streamed: the preview keeps the first answer meanwhile).
             retry = [*messages, {"role": "assistant", "content": answer},
@@ -83,6 +85,8 @@ class InlineEditFeature:
             except ProviderError as exc:
                 return {"id": edit_id, "error": f"the edit failed: {exc.message}; the document was not changed"}
             problem = rewrite_problem(text, target, rewritten, language, path)
+            if rewritten == target.text:
+                problem = ""  # still unchanged: the answer is "nothing to change", offered as such
         if problem:
             return {"id": edit_id, "error": f"the model's edit was not offered: {problem}; the document was not changed"}
         current = core.documents.get(uri)

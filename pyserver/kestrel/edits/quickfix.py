@@ -14,16 +14,15 @@ from typing import Any
 from ..context.window import line_span, line_start_offset
 from ..providers.base import Provider, ProviderError, StreamStats
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
+from .inline_edit import enclosing_block
 from .imports import known_import, undefined_name
 from .validate import lint_problem, syntax_error
 
-CONTEXT_LINES = 20
+CONTEXT_LINES = 40
 
 FIX_INSTRUCTIONS = (
-    "You fix code. You are given a file and a problem reported on some of its lines. Reply with ONLY the "
-    "corrected version of the lines between <region> and </region>, without the markers, without "
-    "explanation, keeping everything that does not need to change exactly as it is. If the fix needs a "
-    "new import, put the import line(s) first, before the region's lines."
+    "You are an expert programmer. You fix the problem a linter reports in a file, changing as little as "
+    "possible. If the fix needs a new import, put the import line first in your code block."
 )
 EXPLAIN_INSTRUCTIONS = "You explain compiler and linter diagnostics to programmers briefly and concretely."
 
@@ -34,6 +33,18 @@ class Region:
     end_line: int  # inclusive
     start: int  # offsets into the document
     end: int
+    problem_line: int = -1  # the diagnostic's first and last line (-1: the region's own)
+    problem_end_line: int = -1
+
+    def __post_init__(self) -> None:
+        if self.problem_line < 0:
+            object.__setattr__(self, "problem_line", self.start_line)
+        if self.problem_end_line < 0:
+            object.__setattr__(self, "problem_end_line", self.end_line)
+
+    def narrow(self, text: str) -> "Region":
+        """Just the diagnostic's lines."""
+        return region_for(text, self.problem_line, self.problem_end_line)
 
 
 def region_for(text: str, first_line: int, last_line: int) -> Region:
@@ -55,14 +66,30 @@ class Problem:
 
 
 def fix_messages(text: str, region: Region, message: str, language: str, path: str) -> list[dict]:
+    """The file around the problem, the problem, and a request for the corrected block in a code
+    block: the form small models follow best (asked for a few marked lines, they rewrite more and
+    mark less). The answer is reduced to minimal edits afterwards."""
     ctx_start = line_start_offset(text, max(region.start_line - CONTEXT_LINES, 0))
     ctx_end_line = line_start_offset(text, region.end_line + CONTEXT_LINES + 1)
     ctx_end = len(text) if ctx_end_line <= region.end else ctx_end_line
-    shown = (
-        text[ctx_start : region.start] + "<region>\n" + text[region.start : region.end] + "\n</region>" + text[region.end : ctx_end]
-    )
-    user = f"File {path} ({language}). Problem on lines {region.start_line + 1}-{region.end_line + 1}: {message}\n```\n{shown}\n```"
+    first = text[region.start : region.end].split("\n")[0].strip()
+    what = (f"the corrected `{first.rstrip(':').strip()}` (lines {region.start_line + 1}-{region.end_line + 1}, "
+            "the whole block)" if _BLOCK_HEAD.match(first) else f"the corrected lines {region.start_line + 1}-"
+            f"{region.end_line + 1}")
+    user = (f"```{language}\n{text[ctx_start:ctx_end]}\n```\n{path}, line {region.problem_line + 1}: {message}\n\n"
+            f"Fix this. Reply with {what} in a code block.")
     return [{"role": "system", "content": FIX_INSTRUCTIONS}, {"role": "user", "content": user}]
+
+
+_BLOCK_HEAD = re.compile(r"^(async\s+def|def|class)\s")
+
+
+def fix_region(text: str, first_line: int, last_line: int) -> Region:
+    """The block (function, class, or indented block) holding the diagnostic's lines."""
+    start, end = enclosing_block(text, first_line)
+    start, end = min(start, first_line), max(end, last_line)
+    lo, hi = line_span(text, start, end)
+    return Region(start, end, lo, hi, problem_line=first_line, problem_end_line=last_line)
 
 
 def explain_messages(text: str, region: Region, message: str, language: str, path: str) -> list[dict]:
@@ -98,7 +125,9 @@ async def compute_fix(
     reason = ""
     for attempt in range(2):
         answer = await collect(provider, messages, prediction=old_region, deterministic=True)  # mostly unchanged text
-        new_text = apply_answer(text, region, clean_rewrite(answer, old_region))
+        rewritten = clean_rewrite(answer, old_region)
+        target = region if _starts_alike(rewritten, old_region) else region.narrow(text)  # just the faulty lines?
+        new_text = apply_answer(text, target, clean_rewrite(answer, text[target.start : target.end]))
         if new_text == text:
             return []
         reason = why_not(text, new_text, problem, language, path)
@@ -107,6 +136,18 @@ async def compute_fix(
         messages = [*messages, {"role": "assistant", "content": answer},
                     {"role": "user", "content": f"That does not fix it: {reason}. Reply with ONLY the corrected lines."}]
     raise ProviderError(f"the model's fix did not work ({reason}); nothing was changed")
+
+
+def _starts_alike(rewritten: str, region_text: str) -> bool:
+    """Does the answer start where the region does (its first code line, ignoring imports it
+    adds)? If not, the model answered with only the lines at fault."""
+    head = region_text.strip().split("\n")[0].strip()
+    lines = [ln for ln in rewritten.split("\n") if ln.strip() and not _IMPORT.match(ln)]
+    if not lines or not _BLOCK_HEAD.match(head):
+        return True
+    first = lines[0].strip()
+    return first.split("(")[0].split(":")[0] == head.split("(")[0].split(":")[0] or any(
+        ln.strip().split("(")[0] == head.split("(")[0] for ln in lines[:40])
 
 
 def why_not(text: str, new_text: str, problem: Problem, language: str, path: str) -> str:
@@ -168,4 +209,5 @@ def import_insertion_offset(text: str) -> int:
     return min(last_import if last_import is not None else after_doc, len(text))
 
 
-__all__ = ["Problem", "ProviderError", "Region", "collect", "compute_fix", "explain_messages", "region_for"]
+__all__ = ["Problem", "ProviderError", "Region", "collect", "compute_fix", "explain_messages", "fix_region",
+           "region_for"]

@@ -9,7 +9,7 @@ from typing import Any
 from lsprotocol import types
 
 from ..core import Core, plain
-from ..edits.quickfix import Problem, collect, compute_fix, explain_messages, region_for
+from ..edits.quickfix import Problem, collect, compute_fix, explain_messages, fix_region, region_for
 from ..providers.base import ProviderError
 
 MAX_DIAGNOSTICS = 10  # actions listed per request
@@ -67,7 +67,7 @@ class QuickFixFeature:
         if doc.version != data.get("version"):
             raise ProviderError("the document changed since the fix was offered: ask for the fix again")
         text, version = doc.source, doc.version
-        region = region_for(text, int(data["startLine"]), int(data["endLine"]))
+        region = fix_region(text, int(data["startLine"]), int(data["endLine"]))
         problem = Problem(data.get("message", ""), data.get("code"), data.get("source"))
         edits = await compute_fix(
             provider, text, region, problem, doc.language_id or "", core.documents.path(uri), core.documents.encoding(),

@@ -367,3 +367,16 @@ def test_a_suggestion_that_breaks_the_syntax_is_not_shown():
     doc = "def f(xs):\n    total = 0\n    return total\n"
     text, _ = _complete_at(doc, doc.index("    return"), "    total += (len(xs)")
     assert text == ""
+
+
+def test_a_fix_is_asked_for_the_enclosing_function_or_only_the_faulty_lines():
+    from kestrel.edits.quickfix import fix_region
+
+    src = ("import os\n\n\ndef greet(name):\n    for x in name:\n        if x:\n            pritn(x)\n"
+           "    return name\n\n\nfor i in range(3):\n    prnt(i)\n")
+    r = fix_region(src, 6, 6)
+    assert (r.start_line, r.end_line, r.problem_line) == (3, 7, 6)  # the whole def, not just the `if`
+    assert (fix_region(src, 11, 11).start_line, fix_region(src, 11, 11).end_line) == (11, 11)  # module level
+    data = '{\n  "a": 1,\n  "b": 2,\n}\n'
+    r = fix_region(data, 2, 2)
+    assert data[r.start : r.end] == '  "b": 2,'  # JSON: the line, never its closing brace

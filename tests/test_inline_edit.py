@@ -192,3 +192,16 @@ async def test_a_rewrite_that_does_not_parse_is_retried_once_then_refused(mock):
             "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
         assert "does not parse" in result.error and "not offered" in result.error and not getattr(result, "edits", None)
         assert mock.stats()["requests"].get("/v1/chat/completions") == 2
+
+
+async def test_an_unchanged_answer_is_asked_once_more_with_sampling(mock):
+    unchanged = "def area(r):\n    # circle\n    return 3.14 * r * r"
+    mock.configure(text=unchanged)
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e10", "uri": URI, "instruction": "use math.pi",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 2
+        assert mock.stats()["last_request"].get("temperature") is None  # the second reading is sampled
+        assert not getattr(result, "error", None) and not result.edits  # still nothing to change: said as such

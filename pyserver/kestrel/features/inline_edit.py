@@ -74,14 +74,16 @@ class InlineEditFeature:
         language, path = doc.language_id or "", core.documents.path(uri)
         rewritten = region_rewrite(text, target, answer)
         problem = rewrite_problem(text, target, rewritten, language, path)
-        if not problem and rewritten == target.text:
+        unchanged = not problem and rewritten == target.text
+        if unchanged:
             problem = "that is the region unchanged, and the instruction asks for a change"
         if problem and not result.get("stopped"):
             # One more try, told why (not streamed: the preview keeps the first answer meanwhile).
             retry = [*messages, {"role": "assistant", "content": answer},
                      {"role": "user", "content": f"That is not right: {problem}. Reply with ONLY the corrected region."}]
             try:
-                rewritten = region_rewrite(text, target, await collect(provider, retry, deterministic=True))
+                # The best answer changed nothing: the second one is sampled (another reading).
+                rewritten = region_rewrite(text, target, await collect(provider, retry, deterministic=not unchanged))
             except ProviderError as exc:
                 return {"id": edit_id, "error": f"the edit failed: {exc.message}; the document was not changed"}
             problem = rewrite_problem(text, target, rewritten, language, path)

@@ -77,7 +77,7 @@ def render_table(doc: dict[str, Any]) -> str:
 
 def render_markdown(doc: dict[str, Any], command: str) -> str:
     md = [MARKER, "## Edit quality: quick fixes and inline edits", "",
-          f"`{command}`: {doc['model']}, {doc['config']['label']} sample {doc['config']['sizes']}, "
+          f"`{command}`: {doc['model']}, {doc['config']['label']} {doc['config']['sizes']} (seeded, even over the kinds), "
           f"Kestrel {doc['kestrel'].get('commit') or doc['kestrel'].get('source')}, {doc['wall_seconds']:.0f} s. "
           f"Tasks that exist per kind (mutants ruff flags / whose tests fail): {doc['counts']}.", "",
           "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
@@ -91,6 +91,7 @@ def render_markdown(doc: dict[str, Any], command: str) -> str:
            "its target (the function; a quick fix may also change import lines) or ruff (F, E9) finds something "
            "neither the working nor the broken file has; lines changed = changed lines of the applied edit (offered "
            "edits); time = request to the edit (quick fix: codeAction + codeAction/resolve; raw: the chat request).",
+           "", "Before/after of each change to the edit path: bench/QUALITY-history.md.",
            "", "Examples (kestrel vs raw differ):", ""]
     shown = 0
     for r in doc["records"]:

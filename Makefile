@@ -40,7 +40,7 @@ bench: setup
 # and bench/QUALITY.md (see bench/quality/). PEERS=copilot adds GitHub Copilot's language server
 # (bench/peers: Node, npm pack once; the run then goes into an `unshare -rn` namespace).
 # Then edit quality (bench/edit_quality/): quick fixes for ruff diagnostics and inline edits for
-# failing tests on broken HumanEval solutions, raw chat vs Kestrel, ~15 min; its section is appended
+# failing tests on broken HumanEval solutions, raw chat vs Kestrel, ~19 min; its section is appended
 # to bench/QUALITY.md. ONLY=completions or ONLY=edits runs one of the two.
 .PHONY: eval
 eval: setup

@@ -87,21 +87,16 @@ _BLOCK_HEAD = re.compile(r"^(async\s+def|def|class)\s")
 def fix_region(text: str, first_line: int, last_line: int) -> Region:
     """The function or class holding the diagnostic's lines (the innermost one); elsewhere just
     those lines."""
-    line = first_line
+    start, end, line = first_line, last_line, first_line
     for _ in range(50):  # walk out through the enclosing blocks (if/for/with ...) to a def or class
-        start, end = enclosing_block(text, line)
-        head = text[slice(*line_span(text, start, start))].strip()
-        if _BLOCK_HEAD.match(head) and start <= first_line and end >= last_line:
+        outer, outer_end = enclosing_block(text, line)  # (the line's own block when it is a def line)
+        head = text[slice(*line_span(text, outer, outer))].strip()
+        if _BLOCK_HEAD.match(head) and outer <= first_line and outer_end >= last_line:
+            start, end = outer, outer_end
             break
-        if start >= line and line != first_line or start == 0 and not _BLOCK_HEAD.match(head):
-            start, end = first_line, last_line
-            break
-        line = start if start < line else start - 1
-        if line < 0:
-            start, end = first_line, last_line
-            break
-    else:
-        start, end = first_line, last_line
+        if outer >= line:
+            break  # nothing encloses it: just the diagnostic's lines
+        line = outer
     start, end = min(start, first_line), max(end, last_line)
     lo, hi = line_span(text, start, end)
     return Region(start, end, lo, hi, problem_line=first_line, problem_end_line=last_line)

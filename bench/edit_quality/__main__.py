@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from bench.quality.__main__ import output_paths
+
 from . import data
 from .summary import MARKER, render_markdown, render_table, summarize
 
@@ -38,10 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--md", default=None)
     p.add_argument("--report-only", action="store_true")
     args = p.parse_args(argv)
-    stem = Path(args.model_path).stem if args.model_path else None
-    out = Path(args.out) if args.out else BENCH / "out" / (f"edit-quality-{stem}.json" if stem else "edit-quality.json")
-    md = Path(args.md) if args.md else (None if args.limit is not None else
-                                        BENCH / (f"QUALITY-{stem}.md" if stem else "QUALITY.md"))
+    _, out, md = output_paths(args, "edit-quality")
     if args.report_only:
         doc = json.loads(out.read_text())
         doc.update(summarize(doc["records"]))

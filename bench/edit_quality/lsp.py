@@ -19,6 +19,7 @@ from bench.quality.lsp import KestrelSession, offset_of
 from kestrel.core.payload import plain
 
 from .data import EditTask
+from .mutate import def_line
 
 
 @dataclass
@@ -47,7 +48,7 @@ def apply_text_edits(document: str, edits: list[Any]) -> str:
 def function_range(document: str, name: str) -> types.Range:
     """From `def name(` to the end of the file's text (the function is the last thing in it)."""
     lines = document.split("\n")
-    first = next((i for i, ln in enumerate(lines) if ln.startswith(f"def {name}(")), 0)
+    first = def_line(document, name) or 0
     last = len(lines) - 1
     while last > first and not lines[last].strip():
         last -= 1

@@ -54,6 +54,11 @@ def source_of(p: Problem) -> str:
     return p.prompt + p.canonical_solution
 
 
+def def_line(document: str, name: str) -> int | None:
+    """0-based line of `def name(` at the top level (HumanEval keeps the function last), or None."""
+    return next((i for i, ln in enumerate(document.split("\n")) if ln.startswith(f"def {name}(")), None)
+
+
 def _offset(text: str, line: int, col: int) -> int:
     """Offset of a 1-based line and a 0-based column (ast/tokenize positions, str indices)."""
     lines = text.split("\n")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .data import EditTask
+from .mutate import def_line
 
 SYSTEM = "You are an expert Python programmer."
 MAX_TOKENS = 1024
@@ -38,10 +39,10 @@ def code_block(answer: str) -> str | None:
 
 def put_in_place(document: str, name: str, code: str) -> str:
     """`code` in place of the function `name` (its `def` line to the end of the file)."""
-    lines = document.split("\n")
-    first = next((i for i, ln in enumerate(lines) if ln.startswith(f"def {name}(")), None)
+    first = def_line(document, name)
     if first is None:
         return document
+    lines = document.split("\n")
     return "\n".join(lines[:first]) + "\n" + code + "\n"
 
 

@@ -10,6 +10,7 @@ from bench.quality import scoring
 
 from . import lint
 from .data import EditTask, program
+from .mutate import def_line
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def touched_outside(task: EditTask, after: str) -> bool:
     change import lines above it (a missing import is fixed there)."""
     before = task.mutant.broken
     name = task.mutant.problem.entry_point
-    first = next((i for i, ln in enumerate(before.split("\n")) if ln.startswith(f"def {name}(")), 0)
+    first = def_line(before, name) or 0
     for i1, _i2, old, new in changes(before, after)[1]:
         if i1 >= first:
             continue
@@ -58,6 +59,7 @@ class EditScorer:
     def __init__(self, timeout: float = scoring.TIMEOUT_S) -> None:
         self.timeout = timeout
         self._memo: dict[str, scoring.Outcome] = {}
+        self._known: dict[str, set[tuple[str, str]]] = {}  # per task: findings of its working and broken file
 
     async def verdict(self, task: EditTask, after: str) -> Verdict:
         m = task.mutant
@@ -68,7 +70,9 @@ class EditScorer:
         n, _ = changes(m.broken, after)
         if after == m.broken:
             return Verdict(False, False, False, [], 0, outcome.result)
-        known = {lint.key(f) for f in lint.ruff_json(m.original)} | {lint.key(f) for f in lint.ruff_json(m.broken)}
+        known = self._known.get(task.task_id)
+        if known is None:  # raw and Kestrel are scored against the same two files
+            known = self._known[task.task_id] = {lint.key(f) for f in lint.ruff_json(m.original) + lint.ruff_json(m.broken)}
         fresh = [f"{c}: {msg}" for c, msg in (lint.key(f) for f in lint.ruff_json(after)) if (c, msg) not in known]
         outside = touched_outside(task, after)
         return Verdict(outcome.passed, outside or bool(fresh), outside, fresh, n, outcome.result)

@@ -62,6 +62,16 @@ def _check_model(model_path: str | None) -> None:
         )
 
 
+def output_paths(args: argparse.Namespace, name: str) -> tuple[str | None, Path, Path | None]:
+    """(model stem, JSON path, markdown path): named after the model when --model-path is given, so
+    the default model's results stay; --limit runs write no markdown unless --md is given."""
+    stem = Path(args.model_path).stem if args.model_path else None
+    out = Path(args.out) if args.out else BENCH / "out" / (f"{name}-{stem}.json" if stem else f"{name}.json")
+    md = Path(args.md) if args.md else (None if args.limit is not None else
+                                        BENCH / (f"QUALITY-{stem}.md" if stem else "QUALITY.md"))
+    return stem, out, md
+
+
 PEERS = ("copilot",)
 NETNS_ENV = "KESTREL_QUALITY_NETNS"
 
@@ -103,10 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         rc = _reexec_in_netns(argv)
         if rc is not None:
             return rc
-    stem = Path(args.model_path).stem if args.model_path else None
-    out = Path(args.out) if args.out else BENCH / "out" / (f"quality-{stem}.json" if stem else "quality.json")
-    md = Path(args.md) if args.md else (None if args.limit is not None else
-                                        BENCH / (f"QUALITY-{stem}.md" if stem else "QUALITY.md"))
+    stem, out, md = output_paths(args, "quality")
     if args.report_only:
         doc = json.loads(out.read_text())
         doc.update(summarize(doc["records"], tuple(doc["config"]["placements"])))  # today's summary code

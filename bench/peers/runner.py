@@ -84,6 +84,9 @@ class StandInProcess:
 
 
 # --- one editor session per server, behind the same small interface -----------------------
+SCRIPT_TEXT = "\n".join(TYPED) + "\n"  # what each editor types, character by character
+
+
 class Editor:
     """A document being typed into one server: `change(text)`, `send(line, ch)`, `cancel(id)`."""
 
@@ -98,22 +101,24 @@ class Editor:
                   "cancelled_errors": 0, "other_errors": 0, "late_results_for_cancelled": 0}
         self.errors: list[str] = []
 
+    def type_next(self) -> tuple[int, int]:
+        """Type the script's next character (didChange) and return the cursor (line, character)."""
+        ch = SCRIPT_TEXT[self.k % len(SCRIPT_TEXT)]
+        self.k += 1
+        if ch == "\n":
+            self.lines.append("")
+        else:
+            self.lines[-1] += ch
+        self.change(HEADER + "\n".join(self.lines) + "\n")
+        return HEADER.count("\n") + len(self.lines) - 1, len(self.lines[-1])
+
 
 async def serial_segment(ed: Editor, keys: int, lat: list[float], empty: list[int]) -> None:
     """Per keystroke: didChange, one inlineCompletion, wait for its answer (no cancellation),
     then the next keystroke (at most 20/s): each server's own keystroke -> answer latency."""
-    script = "\n".join(TYPED) + "\n"
-    base_line = HEADER.count("\n")
     for _ in range(keys):
         t_key = time.perf_counter()
-        ch = script[ed.k % len(script)]
-        ed.k += 1
-        if ch == "\n":
-            ed.lines.append("")
-        else:
-            ed.lines[-1] += ch
-        ed.change(HEADER + "\n".join(ed.lines) + "\n")
-        _, fut = ed.send(base_line + len(ed.lines) - 1, len(ed.lines[-1]))
+        _, fut = ed.send(*ed.type_next())
         try:
             got = ed.text_of(await asyncio.wait_for(fut, 5))
         except Exception:
@@ -128,8 +133,6 @@ async def serial_segment(ed: Editor, keys: int, lat: list[float], empty: list[in
 
 
 async def storm_segment(ed: Editor, keys: int) -> None:
-    script = "\n".join(TYPED) + "\n"
-    base_line = HEADER.count("\n")
     cancelled: dict[Any, float] = {}
     pending: Any = None
 
@@ -162,19 +165,13 @@ async def storm_segment(ed: Editor, keys: int) -> None:
         delay = t0 + i / CPS - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        ch = script[ed.k % len(script)]
-        ed.k += 1
-        if ch == "\n":
-            ed.lines.append("")
-        else:
-            ed.lines[-1] += ch
         ed.c["keystrokes"] += 1
-        ed.change(HEADER + "\n".join(ed.lines) + "\n")
+        cursor = ed.type_next()
         if pending is not None and not pending[1].done():
             ed.cancel(pending[0])
             cancelled[pending[0]] = time.perf_counter()
             ed.c["cancels_sent"] += 1
-        msg_id, fut = ed.send(base_line + len(ed.lines) - 1, len(ed.lines[-1]))
+        msg_id, fut = ed.send(*cursor)
         ed.c["requests"] += 1
         fut.add_done_callback(lambda f, a=(msg_id, time.perf_counter()): on_done(*a, f))
         pending = (msg_id, fut)

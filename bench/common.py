@@ -282,18 +282,23 @@ async def kestrel_server(options: dict, log_path: Path | None, ready: bool = Tru
             await wait_ready(client)
         yield client
     finally:
-        try:
-            if client.proc is not None and client.proc.returncode is None:
-                await asyncio.wait_for(client.shutdown(), 5)
-                await asyncio.wait_for(client.proc.wait(), 5)
-        except Exception:
-            pass
-        if client.proc is not None and client.proc.returncode is None:
-            client.proc.kill()
-            await client.proc.wait()
-        await client.close()
+        await stop_server(client)
         if log is not subprocess.DEVNULL:
             log.close()
+
+
+async def stop_server(client: BenchClient) -> None:
+    """shutdown/exit politely (5 s each), else kill; then close the client."""
+    try:
+        if client.proc is not None and client.proc.returncode is None:
+            await asyncio.wait_for(client.shutdown(), 5)
+            await asyncio.wait_for(client.proc.wait(), 5)
+    except Exception:
+        pass
+    if client.proc is not None and client.proc.returncode is None:
+        client.proc.kill()
+        await client.proc.wait()
+    await client.close()
 
 
 async def wait_ready(client: BenchClient, timeout: float = 30.0) -> None:

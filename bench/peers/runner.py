@@ -26,7 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable
 
-from ..common import (MOCK_TEXT, SERVER_CMD, BenchClient, MockProcess, clean_env, init_options, result_text,
+from ..common import (MOCK_TEXT, SERVER_CMD, BenchClient, MockProcess, clean_env, init_options, result_text, stop_server,
                       summary, wait_ready)
 from ..constants import REPO
 from ..inline_added import HEADER
@@ -191,19 +191,6 @@ async def start_kestrel(mock: MockProcess, log: Any) -> BenchClient:
     return client
 
 
-async def stop_kestrel(client: BenchClient) -> None:
-    try:
-        if client.proc is not None and client.proc.returncode is None:
-            await asyncio.wait_for(client.shutdown(), 5)
-            await asyncio.wait_for(client.proc.wait(), 5)
-    except Exception:
-        pass
-    if client.proc is not None and client.proc.returncode is None:
-        client.proc.kill()
-        await client.proc.wait()
-    await client.close()
-
-
 def cold_document() -> tuple[str, int, int]:
     line = "total = "
     return HEADER + line + "\n", HEADER.count("\n"), len(line)
@@ -252,7 +239,7 @@ async def cold_kestrel(mock: MockProcess, out: Path) -> dict[str, Any]:
             got = await _first_completion(lambda: client.send_inline(line, ch)[1], result_text)
             t_first = (time.perf_counter() - t0) * 1000
         finally:
-            await stop_kestrel(client)
+            await stop_server(client)
     return {"init_ms": t_init, "first_ms": t_first, "text": got}
 
 
@@ -354,7 +341,7 @@ async def measure(out: Path, quick: bool) -> dict[str, Any]:
             await srv.stop()
             await srv0.stop()
             if kes is not None:
-                await stop_kestrel(kes)
+                await stop_server(kes)
             klog.close()
         storm = {n: _latency_block(e) for n, e in eds.items()}
         storm["copilot"]["upstream_requests"] = s_stats.get("completion_requests")

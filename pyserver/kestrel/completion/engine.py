@@ -29,6 +29,7 @@ from ..context.window import CursorText, prefix_window, suffix_window
 from ..providers.base import CompletionPrompt, Provider, ProviderError, Snippet, StreamStats
 from .postprocess import Shown, finalize
 from .shape import opens_a_line, wants_multiline
+from .name_guard import misreads_names
 from .syntax_guard import breaks_syntax
 
 log = logging.getLogger(__name__)
@@ -282,7 +283,9 @@ class InlineCompletionEngine:
                     return Shown(shown.text, True)  # keep what arrived before the failure
                 if shown.final or gen.done:
                     gen.answered = True
-                    if breaks_syntax(cur.before, shown.text, cur.after, req.language):
+                    if breaks_syntax(cur.before, shown.text, cur.after, req.language) or misreads_names(
+                        cur.before, shown.text, cur.after, req.language
+                    ):
                         return Shown("", True)  # showing nothing beats showing broken code
                     return shown
                 await gen.wait_changed()

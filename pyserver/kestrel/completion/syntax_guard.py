@@ -10,20 +10,28 @@ whose empty body is the only error is the usual case).
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 LANGUAGES = ("python",)
 MAX_BLOCK_CHARS = 20_000  # a longer block is not checked (its cost would show in the latency)
 _CONTINUATIONS = ("else", "elif", "except", "finally", ")", "]", "}", "#", "@")
 
 
-def _error(code: str) -> tuple[int, str] | None:
+@lru_cache(maxsize=4)
+def parse(code: str) -> ast.Module | SyntaxError | None:
+    """The block's syntax tree, its syntax error, or None when it cannot be checked. Cached: the
+    syntax guard and the name guard look at the same block with the same suggestion."""
     try:
-        compile(code, "<suggestion>", "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+        return ast.parse(code)
     except SyntaxError as exc:
-        return exc.lineno or 0, exc.msg
+        return exc
     except (ValueError, OverflowError, RecursionError, MemoryError):
         return None
-    return None
+
+
+def _error(code: str) -> tuple[int, str] | None:
+    tree = parse(code)
+    return (tree.lineno or 0, tree.msg) if isinstance(tree, SyntaxError) else None
 
 
 def _top(line: str) -> bool:

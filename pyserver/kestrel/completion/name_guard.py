@@ -1,0 +1,188 @@
+"""Never show a suggestion that reads a name the code cannot have (Python, checked without a toolchain).
+
+Three mistakes a small model makes often and a static look at the code catches for sure:
+
+- it reads a name that nothing binds: not the file (any scope: the check is deliberately
+  loose), not an import, not a builtin (`return s[1:]` where no `s` exists) -> NameError;
+- inside a function it reads a local that is only assigned further down, outside any loop
+  that could have assigned it on an earlier pass (`out.append(c)` above `for c in s:`)
+  -> UnboundLocalError;
+- the code right after the cursor (the next few lines) reads a name that nothing binds, and
+  the suggestion does not bind it either: the gap the person is filling is where it belongs,
+  so a suggestion without it leaves the code broken.
+
+The first two are what pyflakes would say, restricted to the suggestion's own text; the third
+looks only next to the cursor, so an undefined name far away never holds suggestions back. Only the top-level statement around the cursor is
+parsed with the suggestion (as the syntax guard does); the rest of the file is searched for a name
+only when the block does not bind it, and parsed (once per distinct text: it does not change while
+someone types in one function) only when the name occurs in it. A star import, or a rest of the
+file that does not parse, counts as binding everything.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from functools import lru_cache
+
+from .syntax_guard import LANGUAGES, MAX_BLOCK_CHARS, block_end, block_start, parse
+
+_BUILTINS = frozenset(dir(builtins))
+NEXT_LINES = 3  # "right after the cursor": the lines the gap being filled has to serve
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _bindings(tree: ast.AST, reads: list[ast.Name] | None = None) -> dict[str, list[tuple[int, int]]] | None:
+    """Every name bound anywhere in `tree` (any scope) -> where; None after `from x import *`.
+    The names read are appended to `reads` on the way (one walk for both)."""
+    sites: dict[str, list[tuple[int, int]]] = {}
+
+    def bind(name: str, node: ast.AST) -> None:
+        sites.setdefault(name, []).append(_pos(node))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                bind(node.id, node)
+            elif reads is not None:
+                reads.append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bind(node.name, node)
+        elif isinstance(node, ast.arg):
+            bind(node.arg, node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                bind(alias.asname or alias.name.split(".")[0], node)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                bind(name, node)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bind(node.name, node)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bind(node.rest, node)
+    return sites
+
+
+@lru_cache(maxsize=8)
+def _outside_names(outside: str) -> frozenset[str] | None:
+    """The names the rest of the file binds (None: it does not parse, or imports *)."""
+    try:
+        sites = _bindings(ast.parse(outside))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return None if sites is None else frozenset(sites)
+
+
+def _bound_outside(name: str, outside: str) -> bool:
+    """Does the rest of the file bind `name`? Parsed only when the name is in its text at all
+    (the usual answer, 'not even mentioned', costs a search instead of a parse)."""
+    if not re.search(rf"(?<![\w.]){re.escape(name)}\b", outside):
+        return "import *" in outside
+    names = _outside_names(outside)
+    return names is None or name in names
+
+
+def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def _local_bindings(func: ast.AST, name: str) -> list[ast.AST] | None:
+    """The nodes that bind `name` in `func`'s own scope; None when it is a parameter or declared
+    global/nonlocal (then it is not a plain local)."""
+    sites: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(func))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return None
+        if isinstance(node, ast.arguments):
+            if any(a.arg == name for a in ast.walk(node) if isinstance(a, ast.arg)):
+                return None
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                sites.append(node)
+            todo.extend(node.decorator_list)  # evaluated in this scope; the body is not
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue  # their own scopes (the walrus corner case is not worth the code)
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            sites.append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+                sites.append(node)
+        elif isinstance(node, ast.ExceptHandler) and node.name == name:
+            sites.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return sites
+
+
+def _pos(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+
+
+def _read_too_early(read: ast.Name, parents: dict[ast.AST, ast.AST]) -> bool:
+    """A read of a local of the enclosing function that no earlier line (nor an enclosing loop) binds."""
+    enclosing_loops: list[ast.AST] = []
+    node: ast.AST = read
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, _LOOPS):
+            enclosing_loops.append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            break
+        elif isinstance(node, _SCOPES):
+            return False  # a lambda, class body or comprehension: scoping too subtle to be sure
+    else:
+        return False  # module level: import order decides, not this text
+    sites = _local_bindings(node, read.id)
+    if not sites:
+        return False
+    if any(_pos(site) <= _pos(read) for site in sites):
+        return False
+    inside_loop = {id(n) for loop in enclosing_loops for n in ast.walk(loop)}
+    return not any(id(site) in inside_loop for site in sites)
+
+
+def misreads_names(before: str, text: str, after: str, language: str) -> bool:
+    """True when the suggestion, or the code right after it, reads a name that is bound nowhere,
+    or the suggestion reads a local bound only later."""
+    if language not in LANGUAGES or not text.strip():
+        return False
+    start, end = block_start(before), block_end(after)
+    head, tail = before[start:], after[:end]
+    if len(head) + len(text) + len(tail) > MAX_BLOCK_CHARS:
+        return False
+    block = parse(head + text + tail)
+    if not isinstance(block, ast.Module):
+        return False  # the syntax guard's business
+    reads: list[ast.Name] = []
+    in_block = _bindings(block, reads)
+    if in_block is None:
+        return False
+    outside = before[:start] + "\n" + after[end:]
+    first_line = head.count("\n") + 1
+    first_col = len(head) - head.rfind("\n") - 1
+    last_line = first_line + text.count("\n")
+    last_col = len(text) - text.rfind("\n") - 1 if "\n" in text else first_col + len(text)
+    parents: dict[ast.AST, ast.AST] | None = None
+    for node in reads:
+        where = _pos(node)
+        if where < (first_line, first_col) or where[0] > last_line + NEXT_LINES:
+            continue
+        name = node.id
+        sites = in_block.get(name)
+        if sites is None:
+            if name in _BUILTINS or (name.startswith("__") and name.endswith("__")) or _bound_outside(name, outside):
+                continue  # (dunders: module attributes such as __name__, __file__)
+            return True  # in the suggestion, or right after it where the suggestion should bind it
+        if where < (last_line, last_col) and min(sites) > where:
+            parents = parents or _parents(block)
+            if _read_too_early(node, parents):
+                return True
+    return False

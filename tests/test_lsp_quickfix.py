@@ -79,15 +79,47 @@ async def test_explain_answers_through_show_message(mock):
 
 
 async def test_a_fix_that_does_not_parse_is_sent_back_once_then_refused_with_a_reason(mock):
+    source = SOURCE.replace("pritn", "zqxv_greeting")  # no name in the file or builtins is like it
     mock.configure(text="    print('hello', name\n")  # an unclosed bracket: not a fix
     async with kestrel(mock_options(mock)) as client:
-        open_doc(client, URI, SOURCE)
-        actions = await client.text_document_code_action_async(action_params())
+        open_doc(client, URI, source)
+        d = diagnostic()
+        d.message = "undefined name 'zqxv_greeting'"
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
+            context=types.CodeActionContext(diagnostics=[d])))
         resolved = await client.code_action_resolve_async(actions[0])
         assert resolved.edit is None  # nothing broken is offered
         assert mock.stats()["requests"].get("/v1/chat/completions") == 2  # asked once more, told why
         await wait_for(lambda: any("did not work" in m.message and "does not parse" in m.message
                                    for m in client.messages), what="the reason")
+
+
+async def test_when_the_model_fails_twice_a_similar_name_is_the_last_resort(mock):
+    mock.configure(text="    print('hello', name\n")  # an unclosed bracket: not a fix
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        actions = await client.text_document_code_action_async(action_params())
+        resolved = await client.code_action_resolve_async(actions[0])
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 2  # the model had its two tries
+        (text_edit,) = resolved.edit.document_changes[0].edits  # then `pritn` -> `print` (Python's "Did you mean")
+        assert text_edit.range.start.line == 4 and text_edit.new_text == "nt"
+
+
+async def test_a_token_the_parser_says_is_missing_is_inserted_without_the_model(mock):
+    source = "def sign(x):\n    if x < 0\n        return -1\n    return 1\n"
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, source)
+        d = types.Diagnostic(range=types.Range(start=types.Position(line=1, character=12),
+                                               end=types.Position(line=2, character=0)),
+                             message="Expected `:`, found newline", source="ruff")
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
+            context=types.CodeActionContext(diagnostics=[d])))
+        resolved = await client.code_action_resolve_async(actions[0])
+        (text_edit,) = resolved.edit.document_changes[0].edits
+        assert (text_edit.range.start.line, text_edit.range.start.character, text_edit.new_text) == (1, 12, ":")
+        assert "/v1/chat/completions" not in mock.stats()["requests"]
 
 
 async def test_an_import_the_fix_needs_goes_to_the_import_block(mock):
@@ -110,7 +142,7 @@ async def test_an_import_the_fix_needs_goes_to_the_import_block(mock):
 
 
 async def test_a_standard_library_name_gets_its_import_without_the_model(mock):
-    source = "import os\n\n\ndef pairs(xs: List[int]) -> int:\n    return math.prod(xs)\n"
+    source = "import os\n\n\ndef pairs(xs: List[int]) -> Optional[int]:\n    return math.prod(xs)\n"
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, source)
         d = types.Diagnostic(range=types.Range(start=types.Position(line=3, character=14),
@@ -121,5 +153,5 @@ async def test_a_standard_library_name_gets_its_import_without_the_model(mock):
             context=types.CodeActionContext(diagnostics=[d])))
         resolved = await client.code_action_resolve_async(actions[0])
         (text_edit,) = resolved.edit.document_changes[0].edits
-        assert text_edit.range.start.line == 1 and text_edit.new_text == "from typing import List\n"
+        assert text_edit.range.start.line == 1 and text_edit.new_text == "from typing import List, Optional\n"
         assert "/v1/chat/completions" not in mock.stats()["requests"]

@@ -26,6 +26,7 @@ import builtins
 import re
 from functools import lru_cache
 
+from ..context.python_names import bindings, position
 from .syntax_guard import LANGUAGES, MAX_BLOCK_CHARS, block_end, block_start, parse
 
 _BUILTINS = frozenset(dir(builtins))
@@ -35,44 +36,11 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _bindings(tree: ast.AST, reads: list[ast.Name] | None = None) -> dict[str, list[tuple[int, int]]] | None:
-    """Every name bound anywhere in `tree` (any scope) -> where; None after `from x import *`.
-    The names read are appended to `reads` on the way (one walk for both)."""
-    sites: dict[str, list[tuple[int, int]]] = {}
-
-    def bind(name: str, node: ast.AST) -> None:
-        sites.setdefault(name, []).append(_pos(node))
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            if not isinstance(node.ctx, ast.Load):
-                bind(node.id, node)
-            elif reads is not None:
-                reads.append(node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bind(node.name, node)
-        elif isinstance(node, ast.arg):
-            bind(node.arg, node)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name == "*":
-                    return None
-                bind(alias.asname or alias.name.split(".")[0], node)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                bind(name, node)
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            bind(node.name, node)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bind(node.rest, node)
-    return sites
-
-
 @lru_cache(maxsize=8)
 def _outside_names(outside: str) -> frozenset[str] | None:
     """The names the rest of the file binds (None: it does not parse, or imports *)."""
     try:
-        sites = _bindings(ast.parse(outside))
+        sites = bindings(ast.parse(outside))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return None if sites is None else frozenset(sites)
@@ -122,10 +90,6 @@ def _local_bindings(func: ast.AST, name: str) -> list[ast.AST] | None:
     return sites
 
 
-def _pos(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset  # type: ignore[attr-defined]
-
-
 def _read_too_early(read: ast.Name, parents: dict[ast.AST, ast.AST]) -> bool:
     """A read of a local of the enclosing function that no earlier line (nor an enclosing loop) binds."""
     enclosing_loops: list[ast.AST] = []
@@ -143,7 +107,7 @@ def _read_too_early(read: ast.Name, parents: dict[ast.AST, ast.AST]) -> bool:
     sites = _local_bindings(node, read.id)
     if not sites:
         return False
-    if any(_pos(site) <= _pos(read) for site in sites):
+    if any(position(site) <= position(read) for site in sites):
         return False
     inside_loop = {id(n) for loop in enclosing_loops for n in ast.walk(loop)}
     return not any(id(site) in inside_loop for site in sites)
@@ -162,7 +126,7 @@ def misreads_names(before: str, text: str, after: str, language: str) -> bool:
     if not isinstance(block, ast.Module):
         return False  # the syntax guard's business
     reads: list[ast.Name] = []
-    in_block = _bindings(block, reads)
+    in_block = bindings(block, reads)
     if in_block is None:
         return False
     outside = before[:start] + "\n" + after[end:]
@@ -172,7 +136,7 @@ def misreads_names(before: str, text: str, after: str, language: str) -> bool:
     last_col = len(text) - text.rfind("\n") - 1 if "\n" in text else first_col + len(text)
     parents: dict[ast.AST, ast.AST] | None = None
     for node in reads:
-        where = _pos(node)
+        where = position(node)
         if where < (first_line, first_col) or where[0] > last_line + NEXT_LINES:
             continue
         name = node.id

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from itertools import chain, islice
+from typing import Any, Iterable
 
 from ..context.window import line_span, line_start_offset
 from ..providers.base import Provider, ProviderError, StreamStats
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
 from .inline_edit import enclosing_block
-from .imports import known_import, undefined_name
+from .imports import missing_imports, undefined_name
+from .repairs import missing_token, similar_name
 from .validate import lint_problem, syntax_error
 
 CONTEXT_LINES = 40
@@ -121,16 +123,24 @@ async def collect(provider: Provider, messages: list[dict], prediction: str | No
 async def compute_fix(
     provider: Provider, text: str, region: Region, problem: Problem, language: str, path: str, encoding: str
 ) -> list[dict[str, Any]]:
-    """The fix as minimal TextEdits (LSP JSON), [] when the model proposes no change. A fix that
-    does not parse or leaves the diagnostic in place is sent back once with the reason; if the
-    second answer fails too, ProviderError says so and nothing is offered."""
+    """The fix as minimal TextEdits (LSP JSON), [] when the model proposes no change.
+
+    What the diagnostic spells out needs no model: a missing import ("Add import"), a token the
+    parser says is missing. Otherwise the model's fix; one that does not parse or leaves the
+    diagnostic in place is sent back once with the reason. If the second answer fails too, a
+    similar name for an undefined one is the last resort; then ProviderError says why and nothing
+    is offered. Every candidate passes the same checks (`why_not`) before it is offered."""
+
+    def edits_to(new_text: str) -> list[dict[str, Any]]:
+        return to_lsp_edits(text, 0, minimal_edits(text, new_text), encoding)
+
+    line = missing_imports(text, undefined_name(problem.message) or "", language)
+    with_import = [text[:at] + line + "\n" + text[at:] for at in [import_insertion_offset(text)]] if line else []
+    certain = chain(with_import, missing_token(text, region.problem_line, problem.message, language))
+    repaired = _first_acceptable(certain, text, problem, language, path)
+    if repaired is not None:
+        return edits_to(repaired)
     old_region = text[region.start : region.end]
-    line = known_import(undefined_name(problem.message) or "", language)
-    if line is not None:  # "Add import": certain, no model needed
-        at = import_insertion_offset(text)
-        new_text = text[:at] + line + "\n" + text[at:]
-        if not why_not(text, new_text, problem, language, path):
-            return to_lsp_edits(text, 0, minimal_edits(text, new_text), encoding)
     messages = fix_messages(text, region, problem.describe(), language, path)
     reason = ""
     for attempt in range(2):
@@ -142,10 +152,25 @@ async def compute_fix(
             return []
         reason = why_not(text, new_text, problem, language, path)
         if not reason:
-            return to_lsp_edits(text, 0, minimal_edits(text, new_text), encoding)
+            return edits_to(new_text)
         messages = [*messages, {"role": "assistant", "content": answer},
                     {"role": "user", "content": f"That does not fix it: {reason}. Reply with ONLY the corrected lines."}]
+    renamed = similar_name(text, region.problem_line, region.problem_end_line, undefined_name(problem.message) or "",
+                           language)
+    repaired = _first_acceptable(renamed, text, problem, language, path)
+    if repaired is not None:
+        return edits_to(repaired)
     raise ProviderError(f"the model's fix did not work ({reason}); nothing was changed")
+
+
+MAX_REPAIRS = 3  # candidates linted at most (each is a linter run)
+
+
+def _first_acceptable(candidates: Iterable[str], text: str, problem: Problem, language: str, path: str) -> str | None:
+    for new_text in islice(candidates, MAX_REPAIRS):
+        if not why_not(text, new_text, problem, language, path):
+            return new_text
+    return None
 
 
 def _starts_alike(rewritten: str, region_text: str) -> bool:

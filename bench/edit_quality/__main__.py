@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--full", action="store_true", help="every task of every kind")
     p.add_argument("--limit", type=int, default=None, help="at most N tasks per family (a quick check; no markdown)")
+    p.add_argument("--families", default=",".join(data.FAMILIES), help="comma-separated: " + ", ".join(data.FAMILIES))
     p.add_argument("--model-path", default=None)
     p.add_argument("--kestrel-src", default=None, help="measure the kestrel package in this directory")
     p.add_argument("--out", default=None)
@@ -51,6 +52,11 @@ def main(argv: list[str] | None = None) -> int:
         tasks = data.sample(everything, None if args.full else data.DEFAULT_SAMPLE)
         if args.limit is not None:
             tasks = data.sample(everything, {f: args.limit for f in data.FAMILIES})
+        families = args.families.split(",")
+        unknown = set(families) - set(data.FAMILIES)
+        if unknown:
+            p.error(f"unknown families: {', '.join(sorted(unknown))}")
+        tasks = {f: t for f, t in tasks.items() if f in families}
         doc = asyncio.run(run(tasks, model_path=args.model_path, logs=out.parent, counts=data.counts(everything),
                               label="full" if args.full else ("limit" if args.limit is not None else "sample"),
                               kestrel_src=args.kestrel_src))

@@ -22,14 +22,12 @@ file that does not parse, counts as binding everything.
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 from functools import lru_cache
 
-from ..context.python_names import bindings, position
+from ..context.python_names import bindings, position, predefined
 from .syntax_guard import LANGUAGES, MAX_BLOCK_CHARS, block_end, block_start, parse
 
-_BUILTINS = frozenset(dir(builtins))
 NEXT_LINES = 3  # "right after the cursor": the lines the gap being filled has to serve
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
@@ -142,8 +140,8 @@ def misreads_names(before: str, text: str, after: str, language: str) -> bool:
         name = node.id
         sites = in_block.get(name)
         if sites is None:
-            if name in _BUILTINS or (name.startswith("__") and name.endswith("__")) or _bound_outside(name, outside):
-                continue  # (dunders: module attributes such as __name__, __file__)
+            if predefined(name) or _bound_outside(name, outside):
+                continue
             return True  # in the suggestion, or right after it where the suggestion should bind it
         if where < (last_line, last_col) and min(sites) > where:
             parents = parents or _parents(block)

@@ -4,6 +4,9 @@ completion name guard and the quick fixes want "is this name bound anywhere at a
 from __future__ import annotations
 
 import ast
+import builtins
+
+BUILTINS = frozenset(dir(builtins))
 
 
 def position(node: ast.AST) -> tuple[int, int]:
@@ -47,12 +50,13 @@ def bindings(tree: ast.AST, reads: list[ast.Name] | None = None) -> dict[str, li
 def unbound_reads(tree: ast.AST) -> list[ast.Name]:
     """The reads of names that nothing in `tree` binds (builtins included), in source order; []
     after `from x import *` (anything may be bound)."""
-    import builtins
-
     reads: list[ast.Name] = []
     sites = bindings(tree, reads)
     if sites is None:
         return []
-    known = set(dir(builtins))
-    return sorted((r for r in reads if r.id not in sites and r.id not in known
-                   and not (r.id.startswith("__") and r.id.endswith("__"))), key=position)
+    return sorted((r for r in reads if r.id not in sites and not predefined(r.id)), key=position)
+
+
+def predefined(name: str) -> bool:
+    """A builtin, or a module attribute every module has (__name__, __file__, ...)."""
+    return name in BUILTINS or (name.startswith("__") and name.endswith("__"))

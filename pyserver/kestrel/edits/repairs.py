@@ -12,12 +12,11 @@ nothing against it (see `quickfix.why_not`), the same bar as a model's answer.
 from __future__ import annotations
 
 import ast
-import builtins
 import difflib
 import re
 from typing import Iterator
 
-from ..context.python_names import bindings
+from ..context.python_names import BUILTINS, bindings
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _EXPECTED = re.compile(r"expected [`'\"]([:)\]}])[`'\"]", re.I)
@@ -82,7 +81,7 @@ def similar_name(text: str, first_line: int, last_line: int, name: str, language
         return
     if sites is None:
         return
-    known = [n for n in sites if n != name] + [n for n in dir(builtins) if not n.startswith("_") and n not in sites]
+    known = [n for n in sites if n != name] + [n for n in sorted(BUILTINS) if not n.startswith("_") and n not in sites]
     lines = text.split("\n")
     word = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
     for other in difflib.get_close_matches(name, known, n=3, cutoff=0.6):

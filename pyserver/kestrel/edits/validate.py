@@ -14,6 +14,7 @@ import json
 import shutil
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 LINT_TIMEOUT_S = 10.0
@@ -38,7 +39,8 @@ def _ruff() -> str | None:
     return str(local) if local.exists() else shutil.which("ruff")
 
 
-def lint(text: str, path: str, language: str) -> list[tuple[str, str, int]] | None:
+@lru_cache(maxsize=4)  # a fix's candidates are all compared with the same unchanged file
+def lint(text: str, path: str, language: str) -> tuple[tuple[str, str, int], ...] | None:
     """(code, message, 1-based row) of each finding, or None when no linter can run here."""
     ruff = _ruff() if language == "python" else None
     if ruff is None:
@@ -52,8 +54,8 @@ def lint(text: str, path: str, language: str) -> list[tuple[str, str, int]] | No
         findings = json.loads(proc.stdout or "[]")
     except (OSError, subprocess.SubprocessError, ValueError):
         return None
-    return [(f.get("code") or "invalid-syntax", f.get("message", ""), (f.get("location") or {}).get("row", 0))
-            for f in findings]
+    return tuple((f.get("code") or "invalid-syntax", f.get("message", ""), (f.get("location") or {}).get("row", 0))
+                 for f in findings)
 
 
 def _changed_rows(before: str, after: str) -> tuple[int, int]:

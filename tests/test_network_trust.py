@@ -27,7 +27,7 @@ def cert(tmp_path_factory):
 @pytest.fixture
 def tls_mock(cert):
     with MockModelServer(certfile=str(cert[0]), keyfile=str(cert[1])) as server:
-        server.configure(text="secure()\n")
+        server.configure(text="print('secure')\n")
         yield server
 
 
@@ -81,7 +81,7 @@ async def test_custom_ca_and_https_proxy_for_http_and_websocket(tls_mock, cert, 
     try:
         async with kestrel(options, env=env) as client:
             open_doc(client, URI, "x = \n")
-            assert await complete(client, URI, 0, 4) == "secure()"
+            assert await complete(client, URI, 0, 4) == "print('secure')"
             assert proxy.tunnels and all(t.endswith(str(tls_mock.port)) for t in proxy.tunnels)
             if provider == "responses-ws":
                 assert tls_mock.stats()["ws_connections"] >= 1

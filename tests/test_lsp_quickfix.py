@@ -19,12 +19,25 @@ def diagnostic() -> types.Diagnostic:
     )
 
 
-def action_params() -> types.CodeActionParams:
-    d = diagnostic()
+def action_params(d: types.Diagnostic | None = None) -> types.CodeActionParams:
+    d = d or diagnostic()
     return types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
         context=types.CodeActionContext(diagnostics=[d]),
     )
+
+
+def a_diagnostic(line: int, start: int, end_line: int, end: int, message: str, source: str,
+                 code: str | None = None) -> types.Diagnostic:
+    return types.Diagnostic(range=types.Range(start=types.Position(line=line, character=start),
+                                              end=types.Position(line=end_line, character=end)),
+                            message=message, source=source, code=code)
+
+
+async def resolved_fix(client, d: types.Diagnostic | None = None) -> types.CodeAction:
+    """List the actions for the diagnostic, pick "Fix with Kestrel", resolve it (VS Code's path)."""
+    actions = await client.text_document_code_action_async(action_params(d))
+    return await client.code_action_resolve_async(actions[0])
 
 
 async def test_listing_costs_nothing_and_resolve_returns_a_minimal_edit(mock):
@@ -85,10 +98,7 @@ async def test_a_fix_that_does_not_parse_is_sent_back_once_then_refused_with_a_r
         open_doc(client, URI, source)
         d = diagnostic()
         d.message = "undefined name 'zqxv_greeting'"
-        actions = await client.text_document_code_action_async(types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
-            context=types.CodeActionContext(diagnostics=[d])))
-        resolved = await client.code_action_resolve_async(actions[0])
+        resolved = await resolved_fix(client, d)
         assert resolved.edit is None  # nothing broken is offered
         assert mock.stats()["requests"].get("/v1/chat/completions") == 2  # asked once more, told why
         await wait_for(lambda: any("did not work" in m.message and "does not parse" in m.message
@@ -99,8 +109,7 @@ async def test_when_the_model_fails_twice_a_similar_name_is_the_last_resort(mock
     mock.configure(text="    print('hello', name\n")  # an unclosed bracket: not a fix
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, SOURCE)
-        actions = await client.text_document_code_action_async(action_params())
-        resolved = await client.code_action_resolve_async(actions[0])
+        resolved = await resolved_fix(client)
         assert mock.stats()["requests"].get("/v1/chat/completions") == 2  # the model had its two tries
         (text_edit,) = resolved.edit.document_changes[0].edits  # then `pritn` -> `print` (Python's "Did you mean")
         assert text_edit.range.start.line == 4 and text_edit.new_text == "nt"
@@ -110,13 +119,7 @@ async def test_a_token_the_parser_says_is_missing_is_inserted_without_the_model(
     source = "def sign(x):\n    if x < 0\n        return -1\n    return 1\n"
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, source)
-        d = types.Diagnostic(range=types.Range(start=types.Position(line=1, character=12),
-                                               end=types.Position(line=2, character=0)),
-                             message="Expected `:`, found newline", source="ruff")
-        actions = await client.text_document_code_action_async(types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
-            context=types.CodeActionContext(diagnostics=[d])))
-        resolved = await client.code_action_resolve_async(actions[0])
+        resolved = await resolved_fix(client, a_diagnostic(1, 12, 2, 0, "Expected `:`, found newline", "ruff"))
         (text_edit,) = resolved.edit.document_changes[0].edits
         assert (text_edit.range.start.line, text_edit.range.start.character, text_edit.new_text) == (1, 12, ":")
         assert "/v1/chat/completions" not in mock.stats()["requests"]
@@ -127,13 +130,7 @@ async def test_an_import_the_fix_needs_goes_to_the_import_block(mock):
     mock.configure(text="```python\nimport numpy as np\n    return np.pi * r ** 2\n```\n")
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, source)
-        d = types.Diagnostic(range=types.Range(start=types.Position(line=5, character=11),
-                                               end=types.Position(line=5, character=13)),
-                             message="Undefined name `np`", source="ruff", code="F821")
-        actions = await client.text_document_code_action_async(types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
-            context=types.CodeActionContext(diagnostics=[d])))
-        resolved = await client.code_action_resolve_async(actions[0])
+        resolved = await resolved_fix(client, a_diagnostic(5, 11, 5, 13, "Undefined name `np`", "ruff", "F821"))
         (text_edit,) = resolved.edit.document_changes[0].edits
         assert text_edit.range.start.line == 2 and text_edit.new_text == "import numpy as np\n"  # after `import os`
         prompt = mock.stats()["last_request"]["messages"][-1]["content"]
@@ -145,13 +142,7 @@ async def test_a_standard_library_name_gets_its_import_without_the_model(mock):
     source = "import os\n\n\ndef pairs(xs: List[int]) -> Optional[int]:\n    return math.prod(xs)\n"
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, source)
-        d = types.Diagnostic(range=types.Range(start=types.Position(line=3, character=14),
-                                               end=types.Position(line=3, character=18)),
-                             message="undefined name 'List'", source="pyflakes")
-        actions = await client.text_document_code_action_async(types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
-            context=types.CodeActionContext(diagnostics=[d])))
-        resolved = await client.code_action_resolve_async(actions[0])
+        resolved = await resolved_fix(client, a_diagnostic(3, 14, 3, 18, "undefined name 'List'", "pyflakes"))
         (text_edit,) = resolved.edit.document_changes[0].edits
         assert text_edit.range.start.line == 1 and text_edit.new_text == "from typing import List, Optional\n"
         assert "/v1/chat/completions" not in mock.stats()["requests"]

@@ -25,8 +25,8 @@ import ast
 import re
 from functools import lru_cache
 
-from ..context.python_names import bindings, position, predefined
-from .syntax_guard import LANGUAGES, MAX_BLOCK_CHARS, block_end, block_start, parse
+from ..context.python_names import bindings, imported_name, position, predefined
+from .syntax_guard import checked_block, parse
 
 NEXT_LINES = 3  # "right after the cursor": the lines the gap being filled has to serve
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -80,7 +80,7 @@ def _local_bindings(func: ast.AST, name: str) -> list[ast.AST] | None:
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
             sites.append(node)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+            if any(imported_name(a) == name for a in node.names):
                 sites.append(node)
         elif isinstance(node, ast.ExceptHandler) and node.name == name:
             sites.append(node)
@@ -114,12 +114,11 @@ def _read_too_early(read: ast.Name, parents: dict[ast.AST, ast.AST]) -> bool:
 def misreads_names(before: str, text: str, after: str, language: str) -> bool:
     """True when the suggestion, or the code right after it, reads a name that is bound nowhere,
     or the suggestion reads a local bound only later."""
-    if language not in LANGUAGES or not text.strip():
+    checked = checked_block(before, text, after, language)
+    if checked is None:
         return False
-    start, end = block_start(before), block_end(after)
+    start, end = checked
     head, tail = before[start:], after[:end]
-    if len(head) + len(text) + len(tail) > MAX_BLOCK_CHARS:
-        return False
     block = parse(head + text + tail)
     if not isinstance(block, ast.Module):
         return False  # the syntax guard's business
@@ -127,7 +126,7 @@ def misreads_names(before: str, text: str, after: str, language: str) -> bool:
     in_block = bindings(block, reads)
     if in_block is None:
         return False
-    outside = before[:start] + "\n" + after[end:]
+    outside: str | None = None  # the rest of the file, joined only when a name must be looked up there
     first_line = head.count("\n") + 1
     first_col = len(head) - head.rfind("\n") - 1
     last_line = first_line + text.count("\n")
@@ -140,7 +139,10 @@ def misreads_names(before: str, text: str, after: str, language: str) -> bool:
         name = node.id
         sites = in_block.get(name)
         if sites is None:
-            if predefined(name) or _bound_outside(name, outside):
+            if predefined(name):
+                continue
+            outside = outside if outside is not None else before[:start] + "\n" + after[end:]
+            if _bound_outside(name, outside):
                 continue
             return True  # in the suggestion, or right after it where the suggestion should bind it
         if where < (last_line, last_col) and min(sites) > where:

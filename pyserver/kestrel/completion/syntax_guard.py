@@ -63,13 +63,22 @@ def block_end(after: str) -> int:
     return len(after)
 
 
-def breaks_syntax(before: str, text: str, after: str, language: str) -> bool:
+def checked_block(before: str, text: str, after: str, language: str) -> tuple[int, int] | None:
+    """(start in `before`, end in `after`) of the top-level statement around the cursor, or None
+    when a suggestion there is not checked (another language, nothing to show, a block too long)."""
     if language not in LANGUAGES or not text.strip():
+        return None
+    start, end = block_start(before), block_end(after)
+    if len(before) - start + len(text) + end > MAX_BLOCK_CHARS:
+        return None
+    return start, end
+
+
+def breaks_syntax(before: str, text: str, after: str, language: str) -> bool:
+    block = checked_block(before, text, after, language)
+    if block is None:
         return False
-    head = before[block_start(before) :]
-    tail = after[: block_end(after)]
-    if len(head) + len(text) + len(tail) > MAX_BLOCK_CHARS:
-        return False
+    head, tail = before[block[0] :], after[: block[1]]
     new = _error(head + text + tail)
     if new is None:
         return False

@@ -14,6 +14,11 @@ def position(node: ast.AST) -> tuple[int, int]:
     return node.lineno, node.col_offset  # type: ignore[attr-defined]
 
 
+def imported_name(alias: ast.alias) -> str:
+    """The name an import binds: `import a.b` binds `a`, `import a as b` binds `b`."""
+    return alias.asname or alias.name.split(".")[0]
+
+
 def bindings(tree: ast.AST, reads: list[ast.Name] | None = None) -> dict[str, list[tuple[int, int]]] | None:
     """Every name bound anywhere in `tree` (any scope) -> where; None after `from x import *`.
     The names read are appended to `reads` on the way (one walk for both)."""
@@ -36,7 +41,7 @@ def bindings(tree: ast.AST, reads: list[ast.Name] | None = None) -> dict[str, li
             for alias in node.names:
                 if alias.name == "*":
                     return None
-                bind(alias.asname or alias.name.split(".")[0], node)
+                bind(imported_name(alias), node)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             for name in node.names:
                 bind(name, node)

@@ -17,21 +17,12 @@ import re
 from typing import Iterator
 
 from ..context.python_names import BUILTINS, bindings
+from .validate import parse_error
 
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 _EXPECTED = re.compile(r"expected [`'\"]([:)\]}])[`'\"]", re.I)
 _NEVER_CLOSED = re.compile(r"[`'\"]([(\[{])[`'\"] was never closed")
 NEARBY_LINES = 3  # how far below the reported line a missing token may belong
-
-
-def _parse_error(text: str) -> SyntaxError | None:
-    try:
-        compile(text, "<repair>", "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
-    except SyntaxError as exc:
-        return exc
-    except (ValueError, OverflowError, RecursionError, MemoryError):
-        return None
-    return None
 
 
 def _insert_at(text: str, lines: list[str], row: int, col: int, token: str) -> str:
@@ -42,9 +33,7 @@ def _insert_at(text: str, lines: list[str], row: int, col: int, token: str) -> s
 def missing_token(text: str, problem_line: int, message: str, language: str) -> Iterator[str]:
     """Texts with one missing token inserted, nearest to where it was reported first; only those
     that parse."""
-    if language != "python":
-        return
-    error = _parse_error(text)
+    error = parse_error(text, language)
     if error is None:
         return
     said = f"{message}\n{error.msg}"
@@ -65,7 +54,7 @@ def missing_token(text: str, problem_line: int, message: str, language: str) -> 
     for row, col in places:
         for token in tokens:
             candidate = _insert_at(text, lines, row, col, token)
-            if candidate not in seen and _parse_error(candidate) is None:
+            if candidate not in seen and parse_error(candidate, language) is None:
                 seen.add(candidate)
                 yield candidate
 

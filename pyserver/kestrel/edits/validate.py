@@ -21,17 +21,23 @@ LINT_TIMEOUT_S = 10.0
 LINT_SELECT = "F,E9"
 
 
-def syntax_error(text: str, language: str) -> str | None:
-    """Why `text` does not parse ("line N: message"), None when it does or cannot be checked."""
+def parse_error(text: str, language: str) -> SyntaxError | None:
+    """The error that stops `text` from compiling, None when it compiles or cannot be checked."""
     if language != "python":
         return None
     try:
         compile(text, "<edit>", "exec", dont_inherit=True)
     except SyntaxError as exc:
-        return f"line {exc.lineno}: {exc.msg}"
-    except (ValueError, OverflowError):  # e.g. null bytes: not a syntax question
+        return exc
+    except (ValueError, OverflowError, RecursionError, MemoryError):  # e.g. null bytes: not a syntax question
         return None
     return None
+
+
+def syntax_error(text: str, language: str) -> str | None:
+    """Why `text` does not parse ("line N: message"), None when it does or cannot be checked."""
+    error = parse_error(text, language)
+    return None if error is None else f"line {error.lineno}: {error.msg}"
 
 
 def _ruff() -> str | None:

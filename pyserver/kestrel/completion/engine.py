@@ -27,9 +27,10 @@ from typing import Callable, Protocol
 from ..config import CompletionSettings
 from ..context.window import CursorText, prefix_window, suffix_window
 from ..providers.base import CompletionPrompt, Provider, ProviderError, Snippet, StreamStats
+from .ending import EndingHabit
+from .name_guard import misreads_names
 from .postprocess import Shown, finalize
 from .shape import opens_a_line, wants_multiline
-from .name_guard import misreads_names
 from .syntax_guard import breaks_syntax
 
 log = logging.getLogger(__name__)
@@ -52,12 +53,18 @@ class Generation:
         cur: CursorText,
         observer: CompletionObserver,
         max_chars: int,
+        max_lines: int,
+        expect_end: bool = False,
+        habit: EndingHabit | None = None,
     ) -> None:
         self.before_len = len(cur.before)
         self.before_tail = cur.before[-_TAIL:]
         self.after_head = cur.after[:_TAIL]
         self.line_before = cur.line_before
         self.multiline = prompt.multiline
+        # Wait for the model to end the block itself (see ending.py) rather than cut it early.
+        self.expect_end = expect_end and prompt.multiline
+        self.newlines = 0
         # On a line opened above existing code (see opens_a_line), what goes between the new
         # line's newline and that code: the indentation typed before the cursor, unless the code
         # carries its own (whitespace after the cursor), which then stays as it is.
@@ -71,6 +78,8 @@ class Generation:
         self._changed = asyncio.Event()
         self._observer = observer
         self._max_chars = max_chars
+        self._max_lines = max_lines
+        self._habit = habit if prompt.multiline else None
         self._grace: asyncio.TimerHandle | None = None
         self.task = asyncio.get_running_loop().create_task(self._run(provider, prompt))
 
@@ -79,6 +88,9 @@ class Generation:
         try:
             async for delta in provider.complete(prompt, self.stats):
                 self.text += delta
+                self.newlines += delta.count("\n")
+                if self.newlines > self._max_lines:
+                    self._note_ending(False)  # past max_lines: not a block the model ends
                 self._changed.set()
                 if len(self.text) >= self._max_chars:
                     break  # enough for max_lines: stop paying for tokens nobody will see
@@ -93,6 +105,8 @@ class Generation:
         finally:
             self.done = True
             self.stats.finished = time.perf_counter()
+            if self.error is None:
+                self._note_ending(self.model_ended)
             self._changed.set()
             cancelled = self.error is not None and self.error.message == "cancelled"
             # A stream that already gave its answer and that nobody waits on is only being kept
@@ -104,6 +118,21 @@ class Generation:
     @property
     def live(self) -> bool:
         return not self.done
+
+    @property
+    def model_ended(self) -> bool:
+        """The model ended the text itself (not the token cap, not a failure or our cut)."""
+        return self.done and self.error is None and self.stats.stop_reason == "stop"
+
+    @property
+    def awaits_end(self) -> bool:
+        """Still streaming a block the model is expected to end itself within max_lines."""
+        return self.expect_end and not self.done and self.newlines <= self._max_lines
+
+    def _note_ending(self, ended: bool) -> None:
+        if self._habit is not None:
+            self._habit.record(ended)
+            self._habit = None  # once per stream
 
     def cancel(self) -> None:
         if self._grace is not None:
@@ -184,6 +213,7 @@ class InlineCompletionEngine:
         self.provider: Provider | None = None
         self._live: dict[str, Generation] = {}
         self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # exact-position LRU
+        self._habit = EndingHabit()  # of the current provider's model
         self.generations_started = 0
 
     def set_provider(self, provider: Provider | None) -> None:
@@ -191,6 +221,7 @@ class InlineCompletionEngine:
             gen.cancel()
         self._live.clear()
         self._answers.clear()
+        self._habit = EndingHabit()
         self.provider = provider
 
     @property
@@ -250,7 +281,9 @@ class InlineCompletionEngine:
             multiline=multiline,
         )
         max_chars = (s.max_lines + 2) * 120 if multiline else 400
-        gen = Generation(self.provider, prompt, req.cur, self.observer, max_chars)
+        expect_end = multiline and self._habit.expects_end()
+        gen = Generation(self.provider, prompt, req.cur, self.observer, max_chars, s.max_lines, expect_end,
+                         self._habit)
         self._live[req.uri] = gen
         self.generations_started += 1
         return gen
@@ -273,7 +306,8 @@ class InlineCompletionEngine:
                     max_lines=self.settings.max_lines,
                     done=gen.done,
                     before_lines=before_lines,
-                    model_ended=gen.done and gen.error is None and gen.stats.stop_reason == "stop",
+                    model_ended=gen.model_ended,
+                    expect_end=gen.awaits_end,
                 )
                 if gen.open_indent is not None and shown.text:
                     shown = Shown(shown.text.rstrip() + "\n" + gen.open_indent, shown.final)

@@ -75,7 +75,7 @@ def suffix_sync(text: str, after: str, done: bool) -> int | None:
     for target in targets:
         if not target.strip():
             continue
-        need = _span_with_code(target, SYNC_CHARS)
+        need = max(_span_with_code(target, SYNC_CHARS), _first_code_line_end(target))
         head = target[:need]
         k = text.find(head)
         while k >= 0 and need == len(target) and k + need < len(text):
@@ -89,6 +89,14 @@ def suffix_sync(text: str, after: str, done: bool) -> int | None:
         if k >= 0 and (best is None or k < best):
             best = k
     return best
+
+
+def _first_code_line_end(target: str) -> int:
+    """Length of the start of `target` up to the end of its first line of code: a line that only
+    begins like the code below (`closing = []` for `closing.reverse()`) is not that code."""
+    start = len(target) - len(target.lstrip())
+    end = target.find("\n", start)
+    return len(target) if end < 0 else end
 
 
 def _span_with_code(target: str, chars: int) -> int:
@@ -128,18 +136,18 @@ def _code_follows_in_block(line_before: str, line_after: str, after: str, before
 
 
 def fill_the_hole(text: str, line_before: str, line_after: str, after: str, *, done: bool,
-                  model_ended: bool = False, max_lines: int = 12) -> Shown:
+                  model_ended: bool = False, expect_end: bool = False, max_lines: int = 12) -> Shown:
     """Code follows the cursor: the middle is what comes before the model rejoins it, or where
     the model itself ended it (its end-of-middle token)."""
     shown = _hole_middle(text, line_before, line_after, after, done=done, model_ended=model_ended,
-                         max_lines=max_lines)
+                         expect_end=expect_end, max_lines=max_lines)
     if shown.final and _header_without_body(shown.text, line_before, line_after, after):
         return Shown("", True)
     return shown
 
 
 def _hole_middle(text: str, line_before: str, line_after: str, after: str, *, done: bool,
-                 model_ended: bool, max_lines: int) -> Shown:
+                 model_ended: bool, expect_end: bool, max_lines: int) -> Shown:
     k = suffix_sync(text, after, done)
     if k is not None:
         middle = text[:k]
@@ -147,12 +155,17 @@ def _hole_middle(text: str, line_before: str, line_after: str, after: str, *, do
     lines = text.split("\n")
     following = _following_line(line_after, after)
     retyped = _retyped_lines(lines if done else lines[:-1], after)  # a streaming last line may grow
-    # An answer the model ended itself may share a line with the code below (the same statement in
-    # two branches); two or more such lines mean it wrote that code again.
-    if model_ended and len(lines) <= max_lines and text.strip() and len(retyped) < 2:
-        if following is not None and lines[0].strip() == following.strip():
+    # An answer the model ended itself may share lines with the code below (`return False` in two
+    # branches); two such lines in a row, in the same order below, mean it wrote that code again.
+    # A model known to end its blocks (`expect_end`, still streaming) is waited for: its end is
+    # the hole's end.
+    if (model_ended or expect_end) and len(lines) <= max_lines and not _retypes_a_run(retyped, lines, after):
+        first_done = model_ended or len(lines) > 1
+        if first_done and following is not None and lines[0].strip() == following.strip():
             return Shown("", True)
-        return Shown(text, True)
+        if model_ended:
+            return Shown(text if text.strip() else "", True)
+        return Shown("", False)
     if not done and len(lines) <= SYNC_HORIZON_LINES + 1 and not retyped:
         return Shown("", False)  # it may still rejoin
     first = lines[0]
@@ -172,6 +185,13 @@ def _retyped_lines(lines: list[str], after: str) -> list[int]:
     code below the cursor: a sign that the model is rewriting that code rather than filling the hole."""
     below = {ln.strip() for ln in after.split("\n")[:RETYPE_LOOKAHEAD_LINES] if len(ln.strip()) >= RETYPE_MIN_CHARS}
     return [i for i, line in enumerate(lines[1:], start=1) if line.strip() in below]
+
+
+def _retypes_a_run(retyped: list[int], lines: list[str], after: str) -> bool:
+    """Do two consecutive lines of the model's text repeat two consecutive lines of the code below?"""
+    below = [ln.strip() for ln in after.split("\n")[:RETYPE_LOOKAHEAD_LINES] if ln.strip()]
+    pairs = set(zip(below, below[1:]))
+    return any(i + 1 in retyped and (lines[i].strip(), lines[i + 1].strip()) in pairs for i in retyped)
 
 
 def _header_without_body(middle: str, line_before: str, line_after: str, after: str) -> bool:
@@ -208,7 +228,11 @@ def finalize(
     done: bool,
     before_lines: list[str] | None = None,
     model_ended: bool = False,
+    expect_end: bool = False,
 ) -> Shown:
+    """`model_ended`: the stream is done and the model ended it itself. `expect_end`: the stream
+    goes on, and the model is known to end its blocks: cuts that guess where the block ends
+    wait for that end instead (those that see the model re-typing the code below still cut)."""
     text = strip_fences(raw) if raw.startswith("```") else raw
     final = False
     # Chat models sometimes echo the line they were given.
@@ -220,7 +244,7 @@ def finalize(
 
     if _code_follows_in_block(line_before, line_after, after, before_lines or []):
         return fill_the_hole(text, line_before, line_after, after, done=done, model_ended=model_ended,
-                             max_lines=max_lines)
+                             expect_end=expect_end and not done, max_lines=max_lines)
 
     lines = text.split("\n")
     complete = len(lines) - 1 if not done else len(lines)  # the last line may still grow
@@ -237,8 +261,10 @@ def finalize(
     next_code = next((ln.strip() for ln in after.split("\n")[1:6] if ln.strip()), None)
 
     # A fill-in-the-middle model that ended the middle itself has placed the end of the hole: its
-    # dedents are part of the answer (a hole may span levels), up to the top level.
-    trust_end = model_ended and done and multiline and len(lines) <= max_lines
+    # dedents are part of the answer (a hole may span levels), up to the top level. One known to
+    # end its blocks is waited for on the same terms. Either way, only within max_lines of the
+    # block: code the model adds at the top level after it (a test, an example) is cut below.
+    trust_end = multiline and _block_lines(lines, base) <= max_lines and (model_ended and done or expect_end and not done)
     kept: list[str] = [lines[0]]
     seen_deeper = False
     depth, neg = _bracket_depths(cursor_line, 0) if multiline else (0, None)
@@ -288,6 +314,15 @@ def finalize(
     if not out.strip():
         out = ""
     return Shown(out, final or done)
+
+
+def _block_lines(lines: list[str], base: int) -> int:
+    """Lines before the first one of code at the top level (inside a block, that one ends it)."""
+    if base > 0:
+        for i, line in enumerate(lines[1:], start=1):
+            if line.strip() and indent_of(line) == 0:
+                return i
+    return len(lines)
 
 
 def _trim_unbalanced(text: str) -> str:

@@ -14,10 +14,12 @@ the next request off the handshake path.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, AsyncIterator
+from urllib.parse import urlsplit
 
 from ..config import Settings
 from .base import (
@@ -127,6 +129,16 @@ def _retry_after(exc: Any) -> float | None:
         return None
 
 
+def is_loopback(base_url: str | None) -> bool:
+    host = urlsplit(base_url or "").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class HttpStreamer:
     """Shared by the HTTP providers: stream SSE `data:` payloads through the SDK."""
 
@@ -207,8 +219,14 @@ class HttpStreamer:
                 self._after_abort()
 
     def _after_abort(self) -> None:
-        """An abandoned HTTP/1.1 stream took its connection with it: open a spare one now."""
+        """An abandoned HTTP/1.1 stream took its connection with it: open a spare one now.
+
+        Not to a server on this machine: a connection there costs nothing to open, and the
+        request that opens it (`GET /models`) waits for the model in llama.cpp's Python server,
+        which then interrupts whatever stream is running (the user's next completion)."""
         if self.last_http_version == "HTTP/2" or self._client is None or self._closed:
+            return
+        if is_loopback(self.settings.base_url):
             return
         if self._replenishing is None or self._replenishing.done():
             try:

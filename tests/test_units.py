@@ -264,6 +264,93 @@ def test_a_block_the_model_ended_keeps_its_dedents_up_to_the_top_level():
     assert shown.text == "        ns.append(x)"
 
 
+def test_a_line_that_only_begins_like_the_code_below_is_not_the_model_rejoining_it():
+    # `closing_brackets = []` shares 16 characters with `closing_brackets.reverse()`: not the same line.
+    after = "\n    closing_brackets.reverse()\n    return opening, closing_brackets\n"
+    raw = "    opening = []\n    closing_brackets = []\n    for c in s:\n        closing_brackets.append(c)\n"
+    assert fin(raw, "", "", after, model_ended=True).text == raw
+    # The code's whole first line re-typed is the rejoin.
+    assert fin(raw + "    closing_brackets.reverse()\n", "", "", after, done=False).text == raw.rstrip("\n")
+
+
+def test_lines_an_ended_answer_shares_with_the_code_below_are_a_rewrite_only_in_a_run():
+    after = "\n        return False\n    if month == 2 and day > 29:\n        return False\n    return True\n"
+    # `return False` after other conditions: the same statement, not the code below again.
+    raw = "    if month < 1:\n        return False\n    if day < 1:\n        return False\n    if year < 0:"
+    assert fin(raw, "", "", after, model_ended=True).text == raw
+    # Two lines in a row as they stand below: the model wrote that code again.
+    raw2 = "    if day < 1:\n        return False\n    if month == 2 and day > 29:\n        return False"
+    assert fin(raw2, "", "", after, model_ended=True).text == "    if day < 1:"
+
+
+def test_a_block_the_model_ended_is_kept_whole_when_it_adds_a_script_after_it():
+    before_lines = ["def count(xs):", "    n = 0", "    for x in xs:"]
+    body = "".join(f"        n += x * {i}\n" for i in range(8)) + "    return n"  # the loop's body, then out of it
+    raw = body + "\n\n# Test\n" + "".join(f"print(count([{i}]))\n" for i in range(8))  # 19 lines in all
+    shown = finalize(raw, "", "", "", multiline=True, max_lines=12, done=True, before_lines=before_lines,
+                     model_ended=True)
+    assert shown.text == body
+
+
+def test_the_engine_waits_for_a_model_that_ends_its_blocks_and_learns_one_that_does_not():
+    import asyncio
+
+    from kestrel.completion.engine import CompletionInput, InlineCompletionEngine
+    from kestrel.completion.ending import PROBE_EVERY
+    from kestrel.config import CompletionSettings
+
+    class Streaming:
+        kind, model, connection_state = "scripted", "scripted", "ready"
+
+        def __init__(self, answer, stop):
+            self.answer, self.stop, self.sent = answer, stop, 0
+
+        async def complete(self, prompt, stats):
+            for line in self.answer.splitlines(keepends=True):
+                self.sent += 1
+                yield line
+                await asyncio.sleep(0)
+            stats.stop_reason = self.stop
+
+    class Quiet:
+        def generation_started(self): ...
+        def generation_finished(self, stats, error): ...
+
+    # A hole two levels deep above `return total`: the right middle leaves the inner block.
+    doc = "def f(rows):\n    total = 0\n\n    return total\n"
+    cursor = doc.index("\n    return") + 1
+    middle = ("    for row in rows:\n        if not row:\n            continue\n        for x in row:\n"
+              "            total += x\n    total = round(total, 2)\n")  # past the early cuts' horizon
+    req = CompletionInput("file:///w/a.py", "a.py", "python", split_at(doc, 2, 0), lambda q, n: ())
+
+    async def ask(engine, provider):
+        engine.forget(req.uri)
+        engine._answers.clear()
+        return await asyncio.wait_for(engine.complete(req), 5)
+
+    async def go():
+        engine = InlineCompletionEngine(CompletionSettings(), Quiet())
+        ends = Streaming(middle, "stop")
+        engine.set_provider(ends)
+        first = [await ask(engine, ends) for _ in range(3)]
+        # A model that runs on to the token cap: after it is seen once, answers come from the
+        # early cuts (the first line, as the stream never rejoined), and every PROBE_EVERY-th
+        # generation still waits for its end.
+        runs_on = Streaming(middle + "".join(f"    print({i})\n" for i in range(20)), "length")
+        engine.set_provider(runs_on)
+        waited = []
+        for _ in range(2 * PROBE_EVERY):
+            runs_on.sent = 0
+            await ask(engine, runs_on)
+            waited.append(runs_on.sent > 8)  # past the few lines an early cut needs
+        return first, waited
+
+    first, waited = asyncio.run(go())
+    assert first == [middle] * 3, first  # the whole ended block, dedents and all, every time
+    # The first (nothing known yet), then one probe in every PROBE_EVERY.
+    assert [i for i, w in enumerate(waited) if w] == [0, PROBE_EVERY], waited
+
+
 def test_a_block_header_without_its_body_is_not_offered():
     after = "\n    return total\n"
     assert fin("if total > 3:", "    ", "", after, model_ended=True).text == ""
@@ -463,3 +550,26 @@ def test_a_fix_is_asked_for_the_enclosing_function_or_only_the_faulty_lines():
     data = '{\n  "a": 1,\n  "b": 2,\n}\n'
     r = fix_region(data, 2, 2)
     assert data[r.start : r.end] == '  "b": 2,'  # JSON: the line, never its closing brace
+
+
+def test_no_spare_connection_is_opened_to_a_model_server_on_this_machine():
+    """After an abandoned HTTP/1.1 stream a spare connection is opened (GET /models) to a remote
+    server; a local llama.cpp Python server would interrupt its running stream for that request."""
+    import asyncio
+
+    from kestrel.config import Settings
+    from kestrel.providers.openai_http import HttpStreamer, is_loopback
+
+    assert is_loopback("http://127.0.0.1:8080/v1") and is_loopback("http://localhost:11434/v1")
+    assert is_loopback("http://[::1]:8000/v1") and not is_loopback("https://api.groq.com/openai/v1")
+
+    async def spare_after_abort(base_url):
+        streamer = HttpStreamer(Settings(provider="chat", base_url=base_url, model="m", api_key="k"))
+        streamer.client  # the pool exists
+        streamer._after_abort()
+        opened = streamer._replenishing is not None
+        await streamer.aclose()
+        return opened
+
+    assert not asyncio.run(spare_after_abort("http://127.0.0.1:9/v1"))
+    assert asyncio.run(spare_after_abort("http://192.0.2.1:9/v1"))  # TEST-NET: never answers

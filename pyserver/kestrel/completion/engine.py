@@ -13,6 +13,9 @@ started it, so it can outlive that request:
 
 At most one live generation per document; a new one starts only after the old one is
 cancelled or adopted.
+
+A multi-line answer is given as soon as a cut rule is final, except while the model is known
+to end its blocks itself (ending.py): then the engine waits for that end, up to max_lines.
 """
 
 from __future__ import annotations

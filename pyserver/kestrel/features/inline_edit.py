@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core import Core, plain
 from ..edits.diff import minimal_edits, to_lsp_edits
+from ..edits import line_scan
 from ..edits.inline_edit import EditRefused, edit_messages, rebase, region_rewrite, rewrite_problem, target_for
 from ..edits.quickfix import collect
 from ..providers.base import ProviderError
@@ -89,6 +90,16 @@ class InlineEditFeature:
             problem = rewrite_problem(text, target, rewritten, language, path)
             if rewritten == target.text:
                 problem = ""  # still unchanged: the answer is "nothing to change", offered as such
+        if (problem or rewritten == target.text) and not result.get("stopped") and line_scan.asks_for_a_repair(instruction):
+            # The rewrite missed the bug: re-read the region line by line (see line_scan).
+            try:
+                slips = await line_scan.candidates(
+                    text, target.start, target.end, provider, language, path,
+                    lambda region: not rewrite_problem(text, target, region, language, path))
+            except ProviderError:
+                slips = []
+            if slips:
+                rewritten, problem = slips[0].apply(target.text), ""
         if problem:
             return {"id": edit_id, "error": f"the model's edit was not offered: {problem}; the document was not changed"}
         current = core.documents.get(uri)

@@ -1,0 +1,119 @@
+"""Re-reading a region line by line with the completion model, for a bug the rewrite missed.
+
+Asked to rewrite a function so that a bug goes away, a small model mostly copies the function
+back or rewrites lines that were fine. What it does well is fill in one line from the code
+around it (fill-in-the-middle). Program-repair work uses exactly that (AlphaRepair, Xia & Zhang
+2022: mask a line, let the model write it, take a different answer as a candidate fix). Here
+each line of the region is asked for in turn with the rest of the file as it is; an answer that
+differs from the line by a slip (a few tokens, no new names: an operator, a bound, a constant,
+`and`/`or`) rather than by being another way to write it is a candidate. A candidate must keep
+the file parsing and lint-clean like any edit; the smallest change wins, the earlier line on a
+tie. Nothing is offered when no line differs by a slip.
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from ..providers.base import CompletionPrompt, Provider, StreamStats
+
+_TOKEN = re.compile(r"\d+(?:\.\d+)?|\w+|==|!=|<=|>=|\*\*|//|->|&&|\|\||\S")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+MAX_SLIP_TOKENS = 2  # tokens changed on either side for a difference to count as a slip
+MAX_LINES = 40  # a longer region is not re-read line by line (one request per line)
+_KEYWORDS = set(keyword.kwlist) | {"true", "false", "null", "nil", "undefined", "this", "self"}
+_SKIP = re.compile(r"^\s*(#|//|\"\"\"|'''|@|(async\s+)?def\b|class\b|$)")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    line: int  # index in the region's lines
+    new_line: str
+    tokens_changed: int
+
+    def apply(self, region_text: str) -> str:
+        lines = region_text.split("\n")
+        lines[self.line] = self.new_line
+        return "\n".join(lines)
+
+
+def slip(old: str, new: str, known_words: set[str]) -> int | None:
+    """Tokens changed when `new` differs from `old` by a slip, else None."""
+    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    if a == b:
+        return None
+    changed = 0
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        changed += max(i2 - i1, j2 - j1)
+        if any(_WORD.fullmatch(t) and t not in known_words and t not in _KEYWORDS for t in b[j1:j2]):
+            return None  # a name the code does not have: another way to write it, or a guess
+    return changed if changed <= MAX_SLIP_TOKENS else None
+
+
+def _docstring_lines(lines: list[str]) -> set[int]:
+    inside, out = False, set()
+    for i, line in enumerate(lines):
+        quotes = line.count('"""') + line.count("'''")
+        if inside or quotes:
+            out.add(i)
+        if quotes % 2 == 1:
+            inside = not inside
+    return out
+
+
+async def first_line(provider: Provider, prompt: CompletionPrompt) -> str:
+    text = ""
+    async for delta in provider.complete(prompt, StreamStats()):
+        text += delta
+        if "\n" in text:
+            break
+    return text.split("\n", 1)[0]
+
+
+async def candidates(
+    text: str,
+    start: int,
+    end: int,
+    provider: Provider,
+    language: str,
+    path: str,
+    acceptable: Callable[[str], bool],
+) -> list[Candidate]:
+    """Slips the model finds in `text[start:end]`, best first; each keeps the region acceptable."""
+    region = text[start:end]
+    lines = region.split("\n")
+    if len(lines) > MAX_LINES:
+        return []
+    words = set(_WORD.findall(text))
+    skip = _docstring_lines(lines)
+    found: list[Candidate] = []
+    offset = start
+    for i, line in enumerate(lines):
+        line_start, offset = offset, offset + len(line) + 1
+        if i in skip or _SKIP.match(line):
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        prompt = CompletionPrompt(prefix=text[:line_start] + indent, suffix=text[line_start + len(line):],
+                                  language=language, path=path, max_tokens=64, multiline=False)
+        new = indent + (await first_line(provider, prompt)).strip()
+        changed = slip(line.strip(), new.strip(), words)
+        if changed is None:
+            continue
+        candidate = Candidate(i, new, changed)
+        if acceptable(candidate.apply(region)):
+            found.append(candidate)
+    return sorted(found, key=lambda c: (c.tokens_changed, c.line))
+
+
+_REPAIR = re.compile(r"\b(fix|bug|buggy|wrong|incorrect|fail(s|ing|ed)?|broken|error)\b", re.IGNORECASE)
+
+
+def asks_for_a_repair(instruction: str) -> bool:
+    """The instruction asks to fix what is there (not to add or restyle something)."""
+    return bool(_REPAIR.search(instruction))

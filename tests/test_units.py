@@ -476,6 +476,18 @@ def test_a_suggestion_that_breaks_the_syntax_is_not_shown():
     text, _ = _complete_at(doc, doc.index("    return"), "    total += (len(xs)")
     assert text == ""
 
+def test_a_block_that_does_not_fit_the_code_around_it_offers_its_first_line_if_that_fits():
+    # The line that opens the `if` is missing; the model writes it, then a branch of its own that
+    # collides with the `else:` below (two `else`s). The block is broken; its first line is right.
+    doc = "def same(i, j):\n        return '0'\n    else:\n        return '1'\n"
+    cursor = doc.index("        return '0'")
+    text, _ = _complete_at(doc, cursor, "    if i == j:\n        return '1'\n    else:")
+    assert text == "    if i == j:\n"
+    # Nothing when the first line does not fit either.
+    text, _ = _complete_at(doc, cursor, "    if i == j\n        return '1'\n    else:")
+    assert text == ""
+
+
 def test_a_suggestion_that_reads_a_name_the_code_cannot_have_is_not_shown():
     from kestrel.completion.name_guard import misreads_names
 

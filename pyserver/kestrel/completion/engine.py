@@ -190,6 +190,21 @@ class Generation:
             self._grace = None
 
 
+def _fits(cur: CursorText, text: str, language: str) -> bool:
+    """Neither guard holds `text` back at the cursor."""
+    return not (breaks_syntax(cur.before, text, cur.after, language)
+                or misreads_names(cur.before, text, cur.after, language))
+
+
+def _first_line(text: str, open_indent: str | None) -> str:
+    """The first line of a multi-line suggestion ('' when it has one line or an empty first line);
+    on a line opened above existing code it keeps the newline and indentation before that code."""
+    if "\n" not in text.rstrip("\n") or not text.split("\n", 1)[0].strip():
+        return ""
+    first = text.split("\n", 1)[0]
+    return first + "\n" + open_indent if open_indent is not None else first
+
+
 def _pushed_indent(cur: CursorText) -> str:
     return "" if cur.line_after[:1] in (" ", "\t") else cur.line_before
 
@@ -320,10 +335,11 @@ class InlineCompletionEngine:
                     return Shown(shown.text, True)  # keep what arrived before the failure
                 if shown.final or gen.done:
                     gen.answered = True
-                    if breaks_syntax(cur.before, shown.text, cur.after, req.language) or misreads_names(
-                        cur.before, shown.text, cur.after, req.language
-                    ):
-                        return Shown("", True)  # showing nothing beats showing broken code
+                    if not _fits(cur, shown.text, req.language):
+                        # A block that does not fit the code around it: its first line may (as a
+                        # single-line answer would have been); else nothing beats broken code.
+                        first = _first_line(shown.text, gen.open_indent)
+                        return Shown(first if first and _fits(cur, first, req.language) else "", True)
                     return shown
                 await gen.wait_changed()
         finally:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import keyword
 import re
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Callable
 
@@ -69,10 +70,11 @@ def _docstring_lines(lines: list[str]) -> set[int]:
 
 async def first_line(provider: Provider, prompt: CompletionPrompt) -> str:
     text = ""
-    async for delta in provider.complete(prompt, StreamStats()):
-        text += delta
-        if "\n" in text:
-            break
+    async with aclosing(provider.complete(prompt, StreamStats())) as stream:  # closed at the line's end
+        async for delta in stream:
+            text += delta
+            if "\n" in text:
+                break
     return text.split("\n", 1)[0]
 
 
@@ -100,7 +102,7 @@ async def candidates(
             continue
         indent = line[: len(line) - len(line.lstrip())]
         prompt = CompletionPrompt(prefix=text[:line_start] + indent, suffix=text[line_start + len(line):],
-                                  language=language, path=path, max_tokens=64, multiline=False)
+                                  language=language, path=path, max_tokens=64, multiline=False, stop=("\n",))
         new = indent + (await first_line(provider, prompt)).strip()
         changed = slip(line.strip(), new.strip(), words)
         if changed is None:

@@ -205,3 +205,23 @@ async def test_an_unchanged_answer_is_asked_once_more_with_sampling(mock):
         assert mock.stats()["requests"].get("/v1/chat/completions") == 2
         assert mock.stats()["last_request"].get("temperature") is None  # the second reading is sampled
         assert not getattr(result, "error", None) and not result.edits  # still nothing to change: said as such
+
+
+async def test_a_repair_the_rewrite_missed_is_found_by_re_reading_each_line(mock):
+    """The chat rewrite comes back unchanged twice; asked line by line (fill-in-the-middle), the
+    model writes the one line differently by a slip, and that one-token change is offered."""
+    buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
+    region = "def area(r):\n    # circle\n    return 3.14 * r + r"
+    mock.configure(text=region, rules=[{"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n"}])
+    async with kestrel(mock_options(mock, provider="fim", fimTemplate="qwen")) as client:
+        open_doc(client, URI, buggy)
+        params = {"uri": URI, "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}}
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e11", "instruction": "Fix the bug: area(2) is 8.28", **params})
+        assert apply(buggy, as_edits(result)) == SOURCE
+        assert [e.newText for e in result.edits] == ["*"]
+        assert mock.stats()["requests"].get("/v1/completions") == 1  # the one line of code in the region
+        # An instruction that asks for something else is not a repair: nothing is re-read.
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e12", "instruction": "add type hints", **params})
+        assert not result.edits and mock.stats()["requests"].get("/v1/completions") == 1

@@ -296,7 +296,7 @@ def test_the_engine_waits_for_a_model_that_ends_its_blocks_and_learns_one_that_d
     import asyncio
 
     from kestrel.completion.engine import CompletionInput, InlineCompletionEngine
-    from kestrel.completion.ending import PROBE_EVERY
+    from kestrel.completion.ending import MIN_SEEN, PROBE_EVERY
     from kestrel.config import CompletionSettings
 
     class Streaming:
@@ -332,10 +332,9 @@ def test_the_engine_waits_for_a_model_that_ends_its_blocks_and_learns_one_that_d
         engine = InlineCompletionEngine(CompletionSettings(), Quiet())
         ends = Streaming(middle, "stop")
         engine.set_provider(ends)
-        first = [await ask(engine, ends) for _ in range(3)]
-        # A model that runs on to the token cap: after it is seen once, answers come from the
-        # early cuts (the first line, as the stream never rejoined), and every PROBE_EVERY-th
-        # generation still waits for its end.
+        first = [await ask(engine, ends) for _ in range(MIN_SEEN + 2)]
+        # A model that runs on to the token cap: once that is known, answers come from the early
+        # cuts, and one generation in PROBE_EVERY is still kept to its end to count it.
         runs_on = Streaming(middle + "".join(f"    print({i})\n" for i in range(20)), "length")
         engine.set_provider(runs_on)
         waited = []
@@ -346,9 +345,12 @@ def test_the_engine_waits_for_a_model_that_ends_its_blocks_and_learns_one_that_d
         return first, waited
 
     first, waited = asyncio.run(go())
-    assert first == [middle] * 3, first  # the whole ended block, dedents and all, every time
-    # The first (nothing known yet), then one probe in every PROBE_EVERY.
-    assert [i for i, w in enumerate(waited) if w] == [0, PROBE_EVERY], waited
+    # While nothing is known, the answer is what the early cuts give (the block is longer than
+    # the horizon in which a hole must rejoin the code below); once the model is known to end its
+    # blocks, the whole ended block, dedents and all.
+    assert all(text != middle for text in first[:MIN_SEEN]) and first[MIN_SEEN:] == [middle] * 2, first
+    # Kept to the end: the first MIN_SEEN (to learn), then one in every PROBE_EVERY.
+    assert [i for i, w in enumerate(waited) if w] == [*range(MIN_SEEN), MIN_SEEN - 1 + PROBE_EVERY], waited
 
 
 def test_a_block_header_without_its_body_is_not_offered():

@@ -3,14 +3,17 @@
 A fill-in-the-middle model that ends the middle itself (its end-of-middle token) has placed
 the end of the hole: waiting for that end gives the right block, while the engine's guesses
 (a dedent, no rejoin with the code below within a few lines) cut right answers short. A model
-that never ends (it writes on until the token cap) must be cut by those guesses instead, or
-every multi-line suggestion would cost the whole cap.
+that rarely ends (it writes on until the token cap) must be cut by those guesses instead, or
+every multi-line suggestion would cost the whole cap; and the few blocks it does end tend to
+run past the hole, so its end is not trusted either.
 
 Which kind the configured model is, nobody declares (two sizes of the same instruct family
 differ), so each finished multi-line stream counts: ended by the model within `max_lines`, or
-ran past them. The engine waits for the model's end while most recent streams ended; after it
-stops waiting, every `PROBE_EVERY`-th multi-line generation still waits, so a model that ends
-its blocks is recognised again after a few unlucky streams.
+ran past them (or hit the cap). Once MIN_SEEN streams are known, a model that ended most of
+them `ends_blocks`: its end is waited for and trusted. Until then, and for one multi-line
+generation in PROBE_EVERY afterwards, the engine `watches`: it keeps the stream to its end only
+to count it, and answers exactly as without waiting (so a model that ends its blocks is
+recognised again after a few unlucky streams).
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from __future__ import annotations
 from collections import deque
 
 WINDOW = 16  # recent multi-line streams that decide
-PROBE_EVERY = 8  # while not waiting, one multi-line generation in this many still waits
+MIN_SEEN = 3  # streams counted before the habit is known
+PROBE_EVERY = 25  # while the model is known not to end its blocks, one generation in this many is watched
+# (a watched stream of a model that writes on to the cap costs the whole cap: ≈5 s for the 0.5B on 2 cores)
 
 
 class EndingHabit:
@@ -26,10 +31,16 @@ class EndingHabit:
         self._ended: deque[bool] = deque(maxlen=WINDOW)
         self._since_probe = 0
 
-    def expects_end(self) -> bool:
-        """Should the next multi-line generation wait for the model's own end?"""
-        if not self._ended or 2 * sum(self._ended) >= len(self._ended):
-            return True  # nothing known yet, or the model ends most of its blocks
+    @property
+    def ends_blocks(self) -> bool:
+        """Known to end its blocks: most of at least MIN_SEEN recent multi-line streams ended."""
+        return len(self._ended) >= MIN_SEEN and 2 * sum(self._ended) > len(self._ended)
+
+    def watches(self) -> bool:
+        """Should the next multi-line generation (of a model not known to end its blocks) be kept
+        to its end, to learn how it ends?"""
+        if len(self._ended) < MIN_SEEN:
+            return True
         self._since_probe += 1
         if self._since_probe >= PROBE_EVERY:
             self._since_probe = 0

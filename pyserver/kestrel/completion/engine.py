@@ -15,7 +15,8 @@ At most one live generation per document; a new one starts only after the old on
 cancelled or adopted.
 
 A multi-line answer is given as soon as a cut rule is final, except while the model is known
-to end its blocks itself (ending.py): then the engine waits for that end, up to max_lines.
+to end its blocks itself (ending.py): then the engine waits for that end, up to max_lines. A
+stream watched to learn that is answered as it would have been, once it has ended.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ class Generation:
         observer: CompletionObserver,
         max_chars: int,
         max_lines: int,
-        expect_end: bool = False,
+        trusts_end: bool = False,
+        watched: bool = False,
         habit: EndingHabit | None = None,
     ) -> None:
         self.before_len = len(cur.before)
@@ -65,8 +67,10 @@ class Generation:
         self.after_head = cur.after[:_TAIL]
         self.line_before = cur.line_before
         self.multiline = prompt.multiline
-        # Wait for the model to end the block itself (see ending.py) rather than cut it early.
-        self.expect_end = expect_end and prompt.multiline
+        # See ending.py: wait for the model to end the block itself and take that end (trusts_end),
+        # or keep the stream to its end only to learn how this model ends (watched).
+        self.trusts_end = trusts_end and prompt.multiline
+        self.watched = watched and prompt.multiline
         self.newlines = 0
         # On a line opened above existing code (see opens_a_line), what goes between the new
         # line's newline and that code: the indentation typed before the cursor, unless the code
@@ -129,8 +133,8 @@ class Generation:
 
     @property
     def awaits_end(self) -> bool:
-        """Still streaming a block the model is expected to end itself within max_lines."""
-        return self.expect_end and not self.done and self.newlines <= self._max_lines
+        """Still streaming a block whose end (within max_lines) is waited for."""
+        return (self.trusts_end or self.watched) and not self.done and self.newlines <= self._max_lines
 
     def _note_ending(self, ended: bool) -> None:
         if self._habit is not None:
@@ -299,8 +303,9 @@ class InlineCompletionEngine:
             multiline=multiline,
         )
         max_chars = (s.max_lines + 2) * 120 if multiline else 400
-        expect_end = multiline and self._habit.expects_end()
-        gen = Generation(self.provider, prompt, req.cur, self.observer, max_chars, s.max_lines, expect_end,
+        trusts_end = multiline and self._habit.ends_blocks
+        watched = multiline and not trusts_end and self._habit.watches()
+        gen = Generation(self.provider, prompt, req.cur, self.observer, max_chars, s.max_lines, trusts_end, watched,
                          self._habit)
         self._live[req.uri] = gen
         self.generations_started += 1
@@ -311,6 +316,7 @@ class InlineCompletionEngine:
         gen.waiters += 1
         before_lines = cur.before[-_TAIL * 8 :].split("\n")[:-1]  # the lines above the cursor line
         seen = cur if gen.open_indent is None else _opened(cur, gen.open_indent)  # as the model saw it
+        early: Shown | None = None  # a watched stream's answer as it would have been without waiting
         try:
             while True:
                 if not gen.text.startswith(typed) and (gen.done or not typed.startswith(gen.text)):
@@ -325,7 +331,7 @@ class InlineCompletionEngine:
                     done=gen.done,
                     before_lines=before_lines,
                     model_ended=gen.model_ended,
-                    expect_end=gen.awaits_end,
+                    expect_end=gen.awaits_end and gen.trusts_end,
                 )
                 if gen.open_indent is not None and shown.text:
                     shown = Shown(shown.text.rstrip() + "\n" + gen.open_indent, shown.final)
@@ -333,7 +339,10 @@ class InlineCompletionEngine:
                     if not shown.text:
                         raise gen.error
                     return Shown(shown.text, True)  # keep what arrived before the failure
-                if shown.final or gen.done:
+                if shown.final and gen.watched and gen.awaits_end:
+                    early = early or shown  # final: later text cannot change it; the stream goes on to be counted
+                elif shown.final or gen.done:
+                    shown = early or shown
                     gen.answered = True
                     if not _fits(cur, shown.text, req.language):
                         # A block that does not fit the code around it: its first line may (as a

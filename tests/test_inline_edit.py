@@ -207,9 +207,10 @@ async def test_an_unchanged_answer_is_asked_once_more_with_sampling(mock):
         assert not getattr(result, "error", None) and not result.edits  # still nothing to change: said as such
 
 
-async def test_a_repair_the_rewrite_missed_is_found_by_re_reading_each_line(mock):
-    """The chat rewrite comes back unchanged twice; asked line by line (fill-in-the-middle), the
-    model writes the one line differently by a slip, and that one-token change is offered."""
+async def test_a_repair_is_found_by_re_reading_each_line(mock):
+    """Asked line by line (fill-in-the-middle), the model writes the one line differently by a
+    slip: that one-token change is offered, without a whole rewrite (which would come back
+    unchanged here)."""
     buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
     region = "def area(r):\n    # circle\n    return 3.14 * r + r"
     mock.configure(text=region, rules=[{"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n"}])
@@ -221,7 +222,22 @@ async def test_a_repair_the_rewrite_missed_is_found_by_re_reading_each_line(mock
         assert apply(buggy, as_edits(result)) == SOURCE
         assert [e.newText for e in result.edits] == ["*"]
         assert mock.stats()["requests"].get("/v1/completions") == 1  # the one line of code in the region
+        assert not mock.stats()["requests"].get("/v1/chat/completions")
         # An instruction that asks for something else is not a repair: nothing is re-read.
         result = await client.protocol.send_request_async("kestrel/edit", {
             "id": "e12", "instruction": "add type hints", **params})
         assert not result.edits and mock.stats()["requests"].get("/v1/completions") == 1
+
+
+async def test_a_chat_only_provider_is_not_asked_line_by_line(mock):
+    """Re-reading costs one request per line: with a chat-only provider that would be a chat turn
+    per line, so the repair goes to the model as one rewrite."""
+    buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
+    mock.configure(text="def area(r):\n    # circle\n    return 3.14 * r * r")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, buggy)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e13", "uri": URI, "instruction": "Fix the bug: area(2) is 8.28",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+        assert apply(buggy, as_edits(result)) == SOURCE
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1 and not mock.stats()["requests"].get("/v1/completions")

@@ -1,14 +1,18 @@
-"""Re-reading a region line by line with the completion model, for a bug the rewrite missed.
+"""Re-reading a region line by line with the completion model, to find a bug's slip.
 
 Asked to rewrite a function so that a bug goes away, a small model mostly copies the function
-back or rewrites lines that were fine. What it does well is fill in one line from the code
+back or rewrites lines that were fine (0.5B: 11 of 30 rewrites changed nothing, 2 of 30 fixed
+the bug). What it does well is fill in one line from the code
 around it (fill-in-the-middle). Program-repair work uses exactly that (AlphaRepair, Xia & Zhang
 2022: mask a line, let the model write it, take a different answer as a candidate fix). Here
 each line of the region is asked for in turn with the rest of the file as it is; an answer that
 differs from the line by a slip (a few tokens, no new names: an operator, a bound, a constant,
 `and`/`or`) rather than by being another way to write it is a candidate. A candidate must keep
 the file parsing and lint-clean like any edit; the smallest change wins, the earlier line on a
-tie. Nothing is offered when no line differs by a slip.
+tie. Nothing is offered when no line differs by a slip (the instruction then goes to the model
+as a rewrite). One request per line: only with a fill-in-the-middle endpoint (`fim`, the
+embedded model), where a line costs a short local request; a chat-only provider would pay a
+chat turn per line.
 """
 
 from __future__ import annotations
@@ -114,6 +118,11 @@ async def candidates(
 
 
 _REPAIR = re.compile(r"\b(fix|bug|buggy|wrong|incorrect|fail(s|ing|ed)?|broken|error)\b", re.IGNORECASE)
+
+
+def reads_lines(provider: Provider) -> bool:
+    """The provider has a fill-in-the-middle endpoint (one cheap request per line)."""
+    return getattr(provider, "kind", "") == "fim"
 
 
 def asks_for_a_repair(instruction: str) -> bool:

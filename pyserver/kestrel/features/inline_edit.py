@@ -12,7 +12,8 @@ from typing import Any
 from ..core import Core, plain
 from ..edits.diff import minimal_edits, to_lsp_edits
 from ..edits import line_scan
-from ..edits.inline_edit import EditRefused, edit_messages, rebase, region_rewrite, rewrite_problem, target_for
+from ..edits.inline_edit import (EditRefused, Target, edit_messages, rebase, region_rewrite, rewrite_problem,
+                                 target_for)
 from ..edits.quickfix import collect
 from ..providers.base import ProviderError
 
@@ -47,8 +48,19 @@ class InlineEditFeature:
         target = target_for(text, int(start.get("line", 0)), int(start.get("character", 0)),
                             int(end.get("line", 0)), int(end.get("character", 0)))
         encoding = core.documents.encoding()
+        language, path = doc.language_id or "", core.documents.path(uri)
         core.notify("kestrel/editStarted", {
             "id": edit_id, "edits": to_lsp_edits(text, target.start, [(0, len(target.text), target.text)], encoding)})
+        if line_scan.asks_for_a_repair(instruction) and line_scan.reads_lines(provider):
+            # A slip the model insists on, line by line (see line_scan), before a whole rewrite.
+            try:
+                slips = await line_scan.candidates(
+                    text, target.start, target.end, provider, language, path,
+                    lambda region: not rewrite_problem(text, target, region, language, path))
+            except ProviderError:
+                slips = []
+            if slips:
+                return self._answer(edit_id, uri, target, slips[0].apply(target.text), {})
         seen = {"version": version, "refused": None}
 
         def watch(_delta: str) -> None:  # the user may type while the edit streams
@@ -72,7 +84,6 @@ class InlineEditFeature:
         # After an emulated steer the model answered the region again: that answer is the rewrite.
         restarted = any(st.get("mode") == "emulated" for st in result.get("steers", []))
         answer = result["lastSegment"] if restarted else result["text"]
-        language, path = doc.language_id or "", core.documents.path(uri)
         rewritten = region_rewrite(text, target, answer)
         problem = rewrite_problem(text, target, rewritten, language, path)
         unchanged = not problem and rewritten == target.text
@@ -90,18 +101,14 @@ class InlineEditFeature:
             problem = rewrite_problem(text, target, rewritten, language, path)
             if rewritten == target.text:
                 problem = ""  # still unchanged: the answer is "nothing to change", offered as such
-        if (problem or rewritten == target.text) and not result.get("stopped") and line_scan.asks_for_a_repair(instruction):
-            # The rewrite missed the bug: re-read the region line by line (see line_scan).
-            try:
-                slips = await line_scan.candidates(
-                    text, target.start, target.end, provider, language, path,
-                    lambda region: not rewrite_problem(text, target, region, language, path))
-            except ProviderError:
-                slips = []
-            if slips:
-                rewritten, problem = slips[0].apply(target.text), ""
         if problem:
             return {"id": edit_id, "error": f"the model's edit was not offered: {problem}; the document was not changed"}
+        return self._answer(edit_id, uri, target, rewritten, result)
+
+    def _answer(self, edit_id: str, uri: str, target: Target, rewritten: str, result: dict) -> dict:
+        """The rewrite as minimal edits against the document as it is now (the user may have typed)."""
+        core = self.core
+        encoding = core.documents.encoding()
         current = core.documents.get(uri)
         if current is None:
             return {"id": edit_id, "error": "the document was closed"}

@@ -601,7 +601,9 @@ def test_a_slip_is_a_few_tokens_with_no_new_names():
     assert slip("total = sum(xs)", "total = 0\nfor x in xs: total += x", words) is None  # another way to write it
     assert asks_for_a_repair("Fix the bug. The tests fail: assert f(2) == 4")
     assert asks_for_a_repair("this returns the wrong value for empty lists")
+    assert asks_for_a_repair("it doesn't work when n is 0")
     assert not asks_for_a_repair("add a docstring") and not asks_for_a_repair("rename x to count")
+    assert not asks_for_a_repair("fix the formatting") and not asks_for_a_repair("add error handling")
 
 
 def test_re_reading_a_region_line_by_line_offers_the_slip_the_model_insists_on():

@@ -2,8 +2,7 @@
 
 Asked to rewrite a function so that a bug goes away, a small model mostly copies the function
 back or rewrites lines that were fine (0.5B: 11 of 30 rewrites changed nothing, 2 of 30 fixed
-the bug). What it does well is fill in one line from the code
-around it (fill-in-the-middle). Program-repair work uses exactly that (AlphaRepair, Xia & Zhang
+the bug). What it does well is fill in one line from the code around it (fill-in-the-middle). Program-repair work uses exactly that (AlphaRepair, Xia & Zhang
 2022: mask a line, let the model write it, take a different answer as a candidate fix). Here
 each line of the region is asked for in turn with the rest of the file as it is; an answer that
 differs from the line by a slip (a few tokens, no new names: an operator, a bound, a constant,
@@ -117,7 +116,9 @@ async def candidates(
     return sorted(found, key=lambda c: (c.tokens_changed, c.line))
 
 
-_REPAIR = re.compile(r"\b(fix|bug|buggy|wrong|incorrect|fail(s|ing|ed)?|broken|error)\b", re.IGNORECASE)
+# Words that say the code misbehaves (not "fix" alone: "fix the formatting" asks for no repair, and a
+# re-read of correct code can still find a slip the model prefers).
+_REPAIR = re.compile(r"\b(bugs?|buggy|wrong|incorrect|fails|failing|failed|broken|does ?n[o']t work)\b", re.IGNORECASE)
 
 
 def reads_lines(provider: Provider) -> bool:

@@ -183,13 +183,18 @@ async def test_next_edit_suggestion_updates_the_uses_of_a_renamed_parameter(mock
         assert "-def scale(count):" in prompt["messages"][-1]["content"]  # the recent edit, as a diff
 
 
+async def edit_area(client, edit_id: str, instruction: str):
+    """`kestrel/edit` with an empty selection inside `area` (the enclosing function is the target)."""
+    return await client.protocol.send_request_async("kestrel/edit", {
+        "id": edit_id, "uri": URI, "instruction": instruction,
+        "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+
+
 async def test_a_rewrite_that_does_not_parse_is_retried_once_then_refused(mock):
     mock.configure(text="def area(r):\n    # circle\n    return (math.pi * r ** 2\n")
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, SOURCE)
-        result = await client.protocol.send_request_async("kestrel/edit", {
-            "id": "e9", "uri": URI, "instruction": "use math.pi",
-            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+        result = await edit_area(client, "e9", "use math.pi")
         assert "does not parse" in result.error and "not offered" in result.error and not getattr(result, "edits", None)
         assert mock.stats()["requests"].get("/v1/chat/completions") == 2
 
@@ -199,9 +204,7 @@ async def test_an_unchanged_answer_is_asked_once_more_with_sampling(mock):
     mock.configure(text=unchanged)
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, SOURCE)
-        result = await client.protocol.send_request_async("kestrel/edit", {
-            "id": "e10", "uri": URI, "instruction": "use math.pi",
-            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+        result = await edit_area(client, "e10", "use math.pi")
         assert mock.stats()["requests"].get("/v1/chat/completions") == 2
         assert mock.stats()["last_request"].get("temperature") is None  # the second reading is sampled
         assert not getattr(result, "error", None) and not result.edits  # still nothing to change: said as such
@@ -216,16 +219,13 @@ async def test_a_repair_is_found_by_re_reading_each_line(mock):
     mock.configure(text=region, rules=[{"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n"}])
     async with kestrel(mock_options(mock, provider="fim", fimTemplate="qwen")) as client:
         open_doc(client, URI, buggy)
-        params = {"uri": URI, "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}}
-        result = await client.protocol.send_request_async("kestrel/edit", {
-            "id": "e11", "instruction": "Fix the bug: area(2) is 8.28", **params})
+        result = await edit_area(client, "e11", "Fix the bug: area(2) is 8.28")
         assert apply(buggy, as_edits(result)) == SOURCE
         assert [e.newText for e in result.edits] == ["*"]
         assert mock.stats()["requests"].get("/v1/completions") == 1  # the one line of code in the region
         assert not mock.stats()["requests"].get("/v1/chat/completions")
         # An instruction that asks for something else is not a repair: nothing is re-read.
-        result = await client.protocol.send_request_async("kestrel/edit", {
-            "id": "e12", "instruction": "add type hints", **params})
+        result = await edit_area(client, "e12", "add type hints")
         assert not result.edits and mock.stats()["requests"].get("/v1/completions") == 1
 
 
@@ -236,8 +236,6 @@ async def test_a_chat_only_provider_is_not_asked_line_by_line(mock):
     mock.configure(text="def area(r):\n    # circle\n    return 3.14 * r * r")
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, buggy)
-        result = await client.protocol.send_request_async("kestrel/edit", {
-            "id": "e13", "uri": URI, "instruction": "Fix the bug: area(2) is 8.28",
-            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+        result = await edit_area(client, "e13", "Fix the bug: area(2) is 8.28")
         assert apply(buggy, as_edits(result)) == SOURCE
         assert mock.stats()["requests"].get("/v1/chat/completions") == 1 and not mock.stats()["requests"].get("/v1/completions")

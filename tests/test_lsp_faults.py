@@ -193,27 +193,29 @@ async def test_websocket_rotates_before_its_lifetime_ends(mock):
         assert mock.stats()["ws_connections"] >= 2
 
 
-async def test_tcp_mode_serves_lsp(mock):
+async def test_tcp_mode_serves_lsp(mock, tmp_path):
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = await asyncio.create_subprocess_exec(*SERVER_CMD, "--tcp", f"127.0.0.1:{port}", env=clean_env(),
+    proc = await asyncio.create_subprocess_exec(*SERVER_CMD, "--tcp", f"127.0.0.1:{port}",
+                                                env=clean_env(XDG_RUNTIME_DIR=str(tmp_path)),
                                                 stderr=asyncio.subprocess.DEVNULL)
     try:
-        for _ in range(100):
-            try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", port)
-                break
-            except OSError:
-                await asyncio.sleep(0.05)
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}).encode()
+        token_file = tmp_path / "kestrel" / f"tcp-{port}.token"  # written once the port is bound
+        await wait_for(token_file.exists, 30, "the token file")
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        options = {"kestrel": {"authToken": token_file.read_text()}}
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                           "params": {"capabilities": {}, "initializationOptions": options}}).encode()
         writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         await writer.drain()
         data = b""
         while b"capabilities" not in data:
-            data += await asyncio.wait_for(reader.read(65536), 10)
+            chunk = await asyncio.wait_for(reader.read(65536), 10)
+            assert chunk, "the server closed the connection"
+            data += chunk
         assert b"inlineCompletionProvider" in data
         writer.close()
     finally:

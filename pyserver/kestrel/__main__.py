@@ -1,17 +1,42 @@
-"""`kestrel-lsp`: stdio by default, `--tcp HOST:PORT` for editors that connect over a socket."""
+"""`kestrel-lsp`: stdio by default, `--tcp HOST:PORT` for an editor that connects over a socket
+(authenticated with a token file: see `transport/tcp.py`)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
+from pathlib import Path
+
+
+DEFAULT_MAX_MESSAGE_MB = 64  # above the 50 MB beyond which VS Code stops syncing a file to extensions
 
 
 def _parse_tcp(value: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
-    if not port.isdigit():
+    if not port.isdigit() or int(port) > 65535:
         raise argparse.ArgumentTypeError("expected HOST:PORT, e.g. 127.0.0.1:2087")
-    return host or "127.0.0.1", int(port)
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _positive_int(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError("expected a whole number of MiB, at least 1")
+    return int(value)
+
+
+def _check_tcp_host(parser: argparse.ArgumentParser, host: str, port: int, allow_remote: bool) -> None:
+    """A host other machines can reach needs --allow-remote, and is announced with a warning."""
+    from .transport.tcp import is_loopback
+
+    if is_loopback(host):
+        return
+    if not allow_remote:
+        parser.error(f"--tcp {host}:{port} is reachable from other machines; bind 127.0.0.1, "
+                     "or add --allow-remote if you really mean it")
+    print(f"kestrel-lsp: WARNING: --tcp {host}:{port} is reachable from other machines and the connection is not "
+          "encrypted: the auth token, your code and your API keys cross the network in clear text. "
+          "Prefer stdio, or an SSH tunnel to a loopback port.", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -19,10 +44,23 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(prog="kestrel-lsp", description="Kestrel AI coding assistant language server")
     parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
-    parser.add_argument("--tcp", type=_parse_tcp, metavar="HOST:PORT", help="serve over TCP (binds 127.0.0.1 unless a host is given)")
+    parser.add_argument("--tcp", type=_parse_tcp, metavar="HOST:PORT",
+                        help="serve one authenticated client over TCP (binds 127.0.0.1 unless a host is given)")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="let --tcp bind an address other machines can reach (unencrypted: prefer an SSH tunnel)")
+    parser.add_argument("--token-file", type=Path, metavar="PATH",
+                        help="where --tcp writes its auth token (default: $XDG_RUNTIME_DIR/kestrel/tcp-PORT.token, "
+                             "else ~/.local/state/kestrel/tcp-PORT.token)")
+    parser.add_argument("--max-message-mb", type=_positive_int, default=DEFAULT_MAX_MESSAGE_MB, metavar="N",
+                        help=f"largest JSON-RPC message read, in MiB; larger ones are skipped with an error "
+                             f"(default {DEFAULT_MAX_MESSAGE_MB})")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser.add_argument("--version", action="version", version=f"kestrel-lsp {__version__}")
     args = parser.parse_args(argv)
+    if (args.allow_remote or args.token_file) and not args.tcp:
+        parser.error("--allow-remote and --token-file only apply with --tcp")
+    if args.tcp:
+        _check_tcp_host(parser, *args.tcp, allow_remote=args.allow_remote)
 
     from .redact import RedactingFilter
 
@@ -37,10 +75,20 @@ def main(argv: list[str] | None = None) -> None:
     from .server import create_server
 
     server = create_server()
+    max_message_bytes = args.max_message_mb * 1024 * 1024
     if args.tcp:
-        server.start_tcp(*args.tcp)
+        from .transport.tcp import serve_tcp
+        from .transport.token_file import TokenFileError
+
+        try:
+            serve_tcp(server, *args.tcp, token_path=args.token_file and args.token_file.absolute(), max_message_bytes=max_message_bytes)
+        except (TokenFileError, OSError) as exc:  # token file refused, port taken, ...
+            print(f"kestrel-lsp: error: {exc}", file=sys.stderr)
+            sys.exit(1)
     else:
-        server.start_io()
+        from .transport.stdio import serve_stdio
+
+        serve_stdio(server, max_message_bytes)
 
 
 if __name__ == "__main__":

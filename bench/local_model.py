@@ -5,8 +5,9 @@
    one typed character: llama.cpp reuses its KV cache for the unchanged prefix).
 2. Kestrel on top: inline completion through LSP (kestrel-lsp with no provider configured,
    so it starts its own llama.cpp child) vs the same kind of warm request made directly with
-   the SDK to that same child. Both paths type one character per sample, alternating, so each
-   request finds the KV cache in the same state; the SDK clock stops at the first newline
+   the SDK to an identical child (the one from 1: Kestrel's own child answers only Kestrel, which
+   holds its per-start key). Both paths type one character per sample, alternating, so each
+   request finds its child's KV cache in the same state; the SDK clock stops at the first newline
    (when the server can answer a single-line completion).
 """
 
@@ -26,20 +27,6 @@ PREFIX = (
     "    \"\"\"Area of a circle with the given radius.\"\"\"\n"
     "    return "
 )
-
-
-def _child_port(parent: int) -> int | None:
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            args = (entry / "cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == parent and b"llama_cpp.server" in args and b"--port" in args:
-            return int(args[args.index(b"--port") + 1])
-    return None
 
 
 async def _sdk_request(client: Any, model: str, prompt: str) -> tuple[float, float | None, int]:
@@ -86,7 +73,7 @@ async def run(samples: int, logs: Path) -> dict[str, Any]:
     server = LocalModelServer(model)
     await server.start()
     try:
-        sdk = AsyncOpenAI(base_url=server.base_url, api_key="local", max_retries=0)
+        sdk = AsyncOpenAI(base_url=server.base_url, api_key=server.api_key, max_retries=0)
         cold_ttft, warm_ttft, tps = [], [], []
         for i in range(samples):
             fresh = f"# sample {i} {time.time_ns()}\n" + PREFIX  # never seen: a cold prompt
@@ -98,8 +85,9 @@ async def run(samples: int, logs: Path) -> dict[str, Any]:
         out["server_alone"] = {"ttft_cold_ms": summary(cold_ttft), "ttft_warm_ms": summary(warm_ttft),
                                "tokens_per_s": summary(tps)}
         await sdk.close()
-    finally:
+    except BaseException:
         await server.stop()
+        raise
 
     # 2. kestrel-lsp on top of its own child
     client = RawClient()
@@ -112,8 +100,7 @@ async def run(samples: int, logs: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         await client.inline(5, 11, uri)  # waits for the model to load
         out["lsp_first_completion_ms"] = round((time.perf_counter() - t0) * 1000, 1)
-        port = _child_port(client.proc.pid)
-        sdk = AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="local", max_retries=0)
+        sdk = AsyncOpenAI(base_url=server.base_url, api_key=server.api_key, max_retries=0)
         lsp_ms, sdk_ms = [], []
         from kestrel.context.window import prefix_window
         from kestrel.providers.base import CompletionPrompt
@@ -143,4 +130,5 @@ async def run(samples: int, logs: Path) -> dict[str, Any]:
             client.proc.kill()
         await client.close()
         log.close()
+        await server.stop()
     return out

@@ -38,7 +38,7 @@ def llama_children(parent_pid: int) -> list[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == parent_pid and b"llama_cpp.server" in cmdline:
+        if ppid == parent_pid and b"kestrel.local.launcher" in cmdline:  # llama_cpp.server, on our socket
             pids.append(int(entry.name))
     return pids
 

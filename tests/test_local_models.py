@@ -30,7 +30,8 @@ def isolated(tmp_path, monkeypatch):
 
 def test_setting_beats_environment_beats_cache(isolated, monkeypatch):
     tmp, _ = isolated
-    gguf(tmp / "cache" / "models" / "cached.gguf")
+    cached = gguf(tmp / "cache" / "models" / models.QWEN_FILE)  # the cache holds Kestrel's own, verified model
+    monkeypatch.setattr(models, "QWEN_SHA256", hashlib.sha256(cached.read_bytes()).hexdigest())
     env_model = gguf(tmp / "env.gguf")
     setting_model = gguf(tmp / "setting.gguf")
     monkeypatch.setenv("KESTREL_MODEL_PATH", str(env_model))
@@ -38,7 +39,7 @@ def test_setting_beats_environment_beats_cache(isolated, monkeypatch):
     assert resolve_model().path == env_model
     monkeypatch.delenv("KESTREL_MODEL_PATH")
     found = resolve_model()
-    assert found.source == "cache" and found.name == "cached"
+    assert found.source == "cache" and found.path == cached
 
 
 def test_packaged_qwen_chunks_are_assembled_and_verified(isolated, monkeypatch):

@@ -47,7 +47,7 @@ async def run(tasks: dict[str, list[EditTask]], *, model_path: str | None, logs:
 
     model = resolve(model_path)
     source = kestrel_source(kestrel_src)  # before the run: the code the server process loads
-    server = LocalModelServer(model, n_ctx=N_CTX)
+    server = LocalModelServer(model, n_ctx=N_CTX, require_key=False)  # raw clients and other commits' Kestrel connect keyless
     t_start = time.perf_counter()
     progress(f"edit quality: starting llama.cpp with {model.path} ...")
     await server.start()

@@ -76,7 +76,7 @@ async def evaluate(
     model = resolve(model_path)
     name = model.name
     fim_template = None if "qwen" in name.lower() else "qwen"  # raw uses Qwen's FIM tokens: keep both equal
-    server = LocalModelServer(model, n_ctx=N_CTX)
+    server = LocalModelServer(model, n_ctx=N_CTX, require_key=False)  # raw clients and other commits' Kestrel connect keyless
     t_start = time.perf_counter()
     progress(f"quality: starting llama.cpp with {model.path} ...")
     await server.start()

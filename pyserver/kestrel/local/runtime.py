@@ -1,8 +1,12 @@
 """Run llama.cpp's OpenAI-compatible server (`llama-cpp-python[server]`) as a child process.
 
-The child binds 127.0.0.1 on a free port (never another interface), dies with us (Linux
-parent-death signal, and an explicit stop on shutdown), and is restarted if it crashes
-(bounded: a model that cannot load must not spin forever).
+The child serves on a loopback socket Kestrel bound and keeps for the server's lifetime (see
+`endpoint`), requires a per-start secret, and must prove it knows that secret before Kestrel
+sends it anything. It gets a clean environment (llama_cpp.server reads HOST, PORT, CONFIG_FILE
+and every one of its settings from the environment) and starts in Kestrel's own directory, not
+the workspace (`python -m` puts the working directory first on sys.path). It dies with us (Linux
+parent-death signal, and an explicit stop on shutdown), and is restarted if it crashes (bounded:
+a model that cannot load must not spin forever).
 """
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ import signal
 import socket
 import sys
 import time
-from typing import Callable
+from pathlib import Path
+from typing import Callable, Mapping
 
+from .. import redact
+from . import endpoint
 from .models import LocalModel
 
 log = logging.getLogger(__name__)
@@ -26,15 +33,20 @@ READY_TIMEOUT_S = 120.0
 MAX_RESTARTS = 3
 RESTART_WINDOW_S = 300.0
 
+# What the child may inherit: enough to run Python and find libraries; no API keys, no
+# llama_cpp.server settings (HOST, PORT, CONFIG_FILE, MODEL, API_KEY, ...), no PYTHON* variables.
+_INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "LD_LIBRARY_PATH")
+# Where `python -m kestrel.local.launcher` finds this very Kestrel (and nothing from the workspace).
+_KESTREL_ROOT = str(Path(__file__).resolve().parents[2])
+
 
 class LocalRuntimeError(Exception):
     """The local model server could not start; the message says why."""
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if k in _INHERITED or k.startswith("LC_")}
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -47,11 +59,18 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 class LocalModelServer:
     def __init__(self, model: LocalModel, *, n_ctx: int = 2048, threads: int | None = None,
-                 on_event: Callable[[str], None] | None = None) -> None:
+                 on_event: Callable[[str], None] | None = None, require_key: bool = True) -> None:
+        """`require_key=False` is for benchmarks whose clients cannot be given the key (raw SDK
+        clients, other Kestrel commits): any local user may then use the model, though still no
+        one can take its port or pass for it."""
         self.model = model
+        self.require_key = require_key
         self.n_ctx = n_ctx
         self.threads = threads or max(os.cpu_count() or 1, 1)
         self.port = 0
+        self._listener: socket.socket | None = None  # held until stop(): the port is never free
+        self._secret = endpoint.new_secret()  # one per LocalModelServer: clients keep it across restarts
+        redact.register_secret(self._secret)
         self.proc: asyncio.subprocess.Process | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
         self._on_event = on_event or (lambda message: None)
@@ -64,12 +83,19 @@ class LocalModelServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def api_key(self) -> str | None:
+        """The bearer key every request to the child must carry (redacted from every output)."""
+        return self._secret if self.require_key else None
+
     def command(self) -> list[str]:
+        assert self._listener is not None
         return [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, "-m", "kestrel.local.launcher",
+            "--fd", str(self._listener.fileno()), "--port", str(self.port),
             "--model", str(self.model.path),
-            "--host", "127.0.0.1", "--port", str(self.port),
             "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
+            *([] if self.require_key else ["--no-key"]),
         ]
 
     async def start(self) -> str:
@@ -79,12 +105,23 @@ class LocalModelServer:
         return self.base_url
 
     async def _spawn(self) -> None:
-        self.port = self.port or free_port()  # a restart keeps the port: clients keep their URL
+        if self._listener is None:  # a restart keeps the socket: clients keep their URL
+            self._listener = endpoint.listen_on_loopback()
+            self.port = self._listener.getsockname()[1]
         self.proc = await asyncio.create_subprocess_exec(
-            *self.command(), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            *self.command(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE, preexec_fn=_die_with_parent,
+            pass_fds=(self._listener.fileno(),), env=child_environment(), cwd=_KESTREL_ROOT,
         )
         self._drain = asyncio.get_running_loop().create_task(self._read_stderr(self.proc))
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(f"{self._secret}\n".encode())
+            await self.proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the child died at once: _wait_ready reports its last words
+        finally:
+            self.proc.stdin.close()
         await self._wait_ready()
 
     async def _read_stderr(self, proc: asyncio.subprocess.Process) -> None:
@@ -95,32 +132,25 @@ class LocalModelServer:
             log.debug("llama.cpp: %s", text)
 
     async def _wait_ready(self) -> None:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc is None or self.proc.returncode is not None:
-                await asyncio.sleep(0.05)  # let the stderr reader catch the last lines
-                raise LocalRuntimeError(f"the local model server exited while starting: {self._last_error()}")
-            if await self._responds():
-                return
-            await asyncio.sleep(0.1)
+        """Ready once the child proves it knows the secret; nothing is sent to it before."""
+        assert self.proc is not None
+        probe = asyncio.ensure_future(endpoint.proves_identity(self.port, self._secret, READY_TIMEOUT_S))
+        exited = asyncio.ensure_future(self.proc.wait())
+        done, _ = await asyncio.wait({probe, exited}, timeout=READY_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+        if probe in done and not probe.exception() and probe.result():
+            exited.cancel()
+            return
+        probe.cancel()
+        exited.cancel()
+        if self.proc.returncode is not None:
+            if self._drain is not None:  # let the stderr reader catch the last lines (it ends at EOF)
+                await asyncio.wait({self._drain}, timeout=1)
+            raise LocalRuntimeError(f"the local model server exited while starting: {self._last_error()}")
         await self.stop()
+        if probe in done:
+            why = "did not prove it is Kestrel's own child" if not probe.exception() else f"failed: {probe.exception()}"
+            raise LocalRuntimeError(f"the local model server {why}")
         raise LocalRuntimeError(f"the local model server did not become ready in {READY_TIMEOUT_S:.0f}s")
-
-    async def _responds(self) -> bool:
-        """Readiness probe: does GET /v1/models answer 200?"""
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", self.port), 1)
-        except (OSError, asyncio.TimeoutError):
-            return False
-        try:
-            writer.write(f"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nConnection: close\r\n\r\n".encode())
-            await writer.drain()
-            status = await asyncio.wait_for(reader.readline(), 5)
-            return b" 200 " in status
-        except (OSError, asyncio.TimeoutError):
-            return False
-        finally:
-            writer.close()
 
     def _last_error(self) -> str:
         lines = [line for line in self.stderr_tail if line.strip()]
@@ -134,6 +164,7 @@ class LocalModelServer:
             now = time.monotonic()
             self._restarts = [t for t in self._restarts if now - t < RESTART_WINDOW_S]
             if len(self._restarts) >= MAX_RESTARTS:
+                self._close_listener()  # requests fail fast instead of waiting in the backlog
                 self._on_event(f"the local model server keeps crashing (exit {code}): {self._last_error()}")
                 return
             self._restarts.append(now)
@@ -142,6 +173,7 @@ class LocalModelServer:
                 await self._spawn()
                 self._on_event("restarted")
             except LocalRuntimeError as exc:
+                self._close_listener()
                 self._on_event(str(exc))
                 return
 
@@ -159,3 +191,9 @@ class LocalModelServer:
                 await proc.wait()
         if self._drain is not None:
             self._drain.cancel()
+        self._close_listener()
+
+    def _close_listener(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None

@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import type { ApiKey } from "./apiKey";
 import { config, updateSetting } from "./config";
+import { bindingOf, describeBinding, needsKey } from "./keyBinding";
 import type { InlineCompletions } from "./inlineCompletions";
 import type { ServerInstaller } from "./serverInstaller";
 import type { ServerLifecycle } from "./serverLifecycle";
@@ -48,9 +49,15 @@ export async function selectProvider(apiKey: ApiKey): Promise<void> {
     await updateSetting("model", model);
   }
   await updateSetting("provider", pick.value);
-  if (KEYED_PRESETS.includes(pick.value) && !apiKey.value) {
-    const c = await vscode.window.showInformationMessage(`Kestrel: ${pick.value} needs an API key.`, "Set API Key");
-    if (c) await apiKey.prompt();
+  // Keys are kept per provider and endpoint: the key of the provider used so far is never sent to
+  // this one, so ask for this one's key when none is stored.
+  const binding = bindingOf(config());
+  if (binding && needsKey(binding) && !(await apiKey.has(binding))) {
+    const c = await vscode.window.showInformationMessage(
+      `Kestrel: ${describeBinding(binding)} needs its own API key.`,
+      "Set API Key",
+    );
+    if (c) await apiKey.prompt(binding);
   }
 }
 
@@ -69,7 +76,11 @@ export async function showMenu(d: MenuDeps): Promise<void> {
       description: [status?.provider || cfg.get<string>("provider") || "automatic", status?.model].filter(Boolean).join(" · "),
       run: () => selectProvider(d.apiKey),
     },
-    { label: "$(key) Set API key…", description: d.apiKey.value ? "a key is stored" : "no key stored", run: () => d.apiKey.prompt() },
+    {
+      label: "$(key) Set API key…",
+      description: d.apiKey.value ? `a key is stored for ${describeBinding(d.apiKey.value)}` : "no key stored for this provider",
+      run: () => d.apiKey.prompt(),
+    },
     { label: "$(output) Show logs", run: () => d.log.show(true) },
     { label: "$(debug-restart) Restart language server", run: () => d.server.restart("restart requested") },
   ];

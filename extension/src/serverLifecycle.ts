@@ -5,7 +5,9 @@
 import * as vscode from "vscode";
 import { CloseAction, DidChangeConfigurationNotification, State, type LanguageClient, type Middleware } from "vscode-languageclient/node";
 import { config } from "./config";
+import { sameBinding, type BoundApiKey } from "./keyBinding";
 import { createLanguageClient } from "./languageClient";
+import type { Redactor } from "./redact";
 import { RestartPolicy } from "./restartPolicy";
 import { describeLaunch } from "./serverCommand";
 import { locateServer } from "./serverLocator";
@@ -17,8 +19,10 @@ export interface ServerDeps {
   context: vscode.ExtensionContext;
   log: vscode.LogOutputChannel;
   statusBar: StatusBar;
-  /** The stored API key, for the server's initializationOptions. */
-  apiKey: () => string | undefined;
+  /** The stored API key for the selected provider and endpoint, with what it is bound to. */
+  apiKey: () => BoundApiKey | undefined;
+  /** Applied to every message from the server before anything reads it. */
+  redactor: Redactor;
   /** Each feature's client middleware. */
   middleware: Middleware;
   /** No interpreter has Kestrel: offer to install it. */
@@ -66,8 +70,13 @@ export class ServerLifecycle {
       log: this.log,
       initializationOptions: () => {
         this.startedWith = buildServerSettings(config());
-        return initializationOptions(this.startedWith, this.deps.apiKey());
+        // The server binds this key to the endpoint in these same options: only the key stored for it.
+        const key = this.deps.apiKey();
+        const { provider, baseUrl } = this.startedWith;
+        const selected = provider ? { provider, baseUrl } : undefined;
+        return initializationOptions(this.startedWith, sameBinding(key, selected) ? key?.apiKey : undefined);
       },
+      redact: (message) => this.deps.redactor.redactDeep(message),
       middleware: this.deps.middleware,
       closed: () => this.serverClosed(),
     });
@@ -162,14 +171,16 @@ export class ServerLifecycle {
     await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { kestrel: next } });
   }
 
-  /** The stored API key changed: hand the new one to the running server (a removed one needs a new process). */
+  /**
+   * The key for the selected provider changed (set, removed, or another provider selected): hand it
+   * to the running server with what it is bound to, or tell it to forget the keys it was given.
+   */
   async apiKeyChanged(): Promise<void> {
-    const apiKey = this.deps.apiKey();
+    const key = this.deps.apiKey();
     const client = this.client;
-    this.log.info(`API key ${apiKey ? "changed" : "removed"}${client?.isRunning() ? "; updating the server" : ""}.`);
+    this.log.info(`API key ${key ? "changed" : "removed"}${client?.isRunning() ? "; updating the server" : ""}.`);
     if (!client?.isRunning()) return;
-    if (apiKey) await client.sendNotification("kestrel/setApiKey", { apiKey });
-    else await this.restart("API key cleared"); // a key given at start-up can only be dropped by a new process
+    await client.sendNotification("kestrel/setApiKey", key ? { apiKey: key.apiKey, provider: key.provider, baseUrl: key.baseUrl } : { apiKey: null });
   }
 
   /** The buttons on Kestrel's notifications. */

@@ -11,6 +11,7 @@ export interface KestrelStatus {
   connection?: string;
   ttftMs?: number | null;
   tokensPerSec?: number | null;
+  /** Why it is in error, offline or unconfigured; while ready, which API key the endpoint lacks. */
   message?: string | null;
 }
 
@@ -81,7 +82,8 @@ export function viewStatus(input: StatusInput): StatusView {
   if (s?.connection && input.phase === "running") tip.push(`Connection: ${s.connection}`);
   if (metrics.length) tip.push(`Last completion: ${metrics.join(", ")}`);
   if (input.languageDisabled) tip.push("Inline completions are off for this language.");
-  if (s?.message && (state === "error" || state === "offline" || state === "unconfigured")) tip.push(s.message);
+  // While ready, the server's message says what is missing all the same (no API key bound to this endpoint).
+  if (s?.message && input.phase === "running") tip.push(s.message);
   if (input.phase === "notInstalled") tip.push("The Kestrel language server is not installed. Click to install.");
   tip.push("Click for Kestrel actions.");
 

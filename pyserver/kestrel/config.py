@@ -4,6 +4,9 @@ Precedence (lowest first): built-in defaults < environment < `initializationOpti
 < `workspace/didChangeConfiguration`. Environment values alone are enough to run
 (`KESTREL_PROVIDER=groq GROQ_API_KEY=... kestrel-lsp`), so editors with no Kestrel
 settings UI (Neovim, Helix) work out of the box.
+
+API keys do not follow that precedence: each is bound to the endpoint it was given for
+(`keys.py`), and the settings get the one bound to where they send requests, or none.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import dataclasses
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Iterable, Literal, Mapping
+
+from . import keys
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +212,8 @@ def _apply(base: Settings, raw: Mapping[str, Any]) -> Settings:
 
 
 def _resolve_preset(s: Settings, environ: Mapping[str, str]) -> Settings:
-    """`provider` may name a preset (groq, ollama, ...) or a transport kind."""
+    """`provider` may name a preset (groq, ollama, ...) or a transport kind. Keys are not chosen
+    here: `load_settings` picks the one bound to the resolved endpoint (see `keys.py`)."""
     name = s.provider
     if name and name not in PROVIDER_KINDS:
         preset = PRESETS.get(str(name).lower())
@@ -216,14 +222,12 @@ def _resolve_preset(s: Settings, environ: Mapping[str, str]) -> Settings:
                 f"unknown provider {name!r}: use one of {', '.join(PROVIDER_KINDS)} "
                 f"or a preset ({', '.join(PRESETS)})"
             )
-        key = s.api_key or (environ.get(preset.api_key_env) if preset.api_key_env else None)
         s = dataclasses.replace(
             s,
             preset=str(name).lower(),
             provider=preset.kind,
             base_url=s.base_url or preset.base_url,
             model=s.model or preset.model,
-            api_key=key,
         )
     elif name is None and environ.get("OPENAI_API_KEY"):
         # Only an OpenAI key in the environment: use OpenAI's default transport.
@@ -232,12 +236,108 @@ def _resolve_preset(s: Settings, environ: Mapping[str, str]) -> Settings:
             s, preset="openai", provider=preset.kind, base_url=s.base_url or preset.base_url,
             model=s.model or preset.model,
         )
-    if s.provider and not s.api_key and s.preset in (None, "openai"):
-        # Never hand an OpenAI key to a third-party preset (Groq, Cerebras, ...).
-        s = dataclasses.replace(s, api_key=environ.get("OPENAI_API_KEY"))
     if s.provider and not s.base_url:
         s = dataclasses.replace(s, base_url=PRESETS["openai"].base_url)
     return s
+
+
+def endpoint_of(s: Settings) -> keys.Endpoint | None:
+    """Where resolved settings send requests (and so which key they may use)."""
+    return keys.endpoint(s.preset, s.base_url) if s.provider else None
+
+
+def _resolved(environ: Mapping[str, str], *payloads: Mapping[str, Any] | None) -> Settings:
+    s = _apply(Settings(), env_overrides(environ))
+    for payload in payloads:
+        raw = _flatten(payload)
+        raw.pop("api_key", None)
+        s = _apply(s, raw)
+    return _resolve_preset(s, environ)
+
+
+def endpoint_for(options: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None) -> keys.Endpoint | None:
+    """The endpoint that `options` (over the environment) configure; None when they configure
+    none (no provider) or cannot be read."""
+    env = os.environ if environ is None else environ
+    try:
+        return endpoint_of(_resolved(env, options))
+    except (SettingsError, TypeError, ValueError):
+        return None
+
+
+def bind_key(
+    secret: str | None, options: Mapping[str, Any] | None, source: str, environ: Mapping[str, str] | None = None
+) -> keys.BoundKey | None:
+    """Bind a key to the endpoint that `options` configure (see `endpoint_for`)."""
+    target = endpoint_for(options, environ) if secret else None
+    return keys.BoundKey(str(secret), target, source) if target else None
+
+
+def environment_keys(environ: Mapping[str, str]) -> list[keys.BoundKey]:
+    """Keys from the environment, each bound to its own provider's default endpoint, and the
+    environment's own endpoint (`KESTREL_PROVIDER` + `KESTREL_BASE_URL`/`OPENAI_BASE_URL`) to the key
+    its provider reads. Settings from the editor or a workspace pointing elsewhere get none of them."""
+    out: list[keys.BoundKey] = []
+    try:
+        own = _resolved(environ)
+    except SettingsError:
+        own = Settings()
+    own_endpoint = endpoint_of(own)
+    if own_endpoint is not None:
+        var = PRESETS[own.preset].api_key_env if own.preset else "OPENAI_API_KEY"
+        if var and environ.get(var):
+            out.append(keys.BoundKey(environ[var], own_endpoint, var))
+    for name, preset in PRESETS.items():
+        var = preset.api_key_env
+        target = keys.endpoint(name, preset.base_url)
+        if var and environ.get(var) and target is not None:
+            out.append(keys.BoundKey(environ[var], target, var))
+    return out
+
+
+def offered_keys(
+    init_options: Mapping[str, Any] | None = None,
+    changed: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    client_keys: Iterable[keys.BoundKey] = (),
+) -> list[keys.BoundKey]:
+    """Every key the server was given, each bound, most preferred first: the client's
+    (`kestrel/setApiKey`), a key inside a settings payload (bound to the endpoint that payload
+    configures), then the environment's."""
+    env = dict(os.environ if environ is None else environ)
+    out = list(client_keys)
+    payloads: list[Mapping[str, Any] | None] = []
+    in_payloads: list[keys.BoundKey] = []
+    for source, payload in (("initializationOptions", init_options), ("workspace/didChangeConfiguration", changed)):
+        payloads.append(payload)
+        secret = _flatten(payload).get("api_key")
+        if secret:
+            try:
+                target = endpoint_of(_resolved(env, *payloads))
+            except SettingsError:
+                target = None
+            if target is not None:
+                in_payloads.insert(0, keys.BoundKey(str(secret), target, source))
+    return out + in_payloads + environment_keys(env)
+
+
+def missing_key_hint(s: Settings, offered: list[keys.BoundKey]) -> str | None:
+    """Why configured settings run without a key and how to give one; None when none is missing
+    (a key was picked, or a local server that needs none and no key was given for elsewhere)."""
+    target = endpoint_of(s)
+    if not s.configured or s.api_key or target is None:
+        return None
+    preset = PRESETS.get(s.preset or "")
+    var = preset.api_key_env if preset else None
+    elsewhere = sorted({k.endpoint.describe() for k in offered if k.endpoint != target})
+    if not var and not elsewhere:
+        return None
+    hint = f"no API key for {target.describe()}: run \"Kestrel: Set API Key\" with this provider selected"
+    if var:
+        hint += f" or set {var}"
+    if elsewhere:
+        hint += f" (the keys Kestrel has are bound to {', '.join(elsewhere)} and go nowhere else)"
+    return hint
 
 
 def _validate(s: Settings) -> Settings:
@@ -249,6 +349,12 @@ def _validate(s: Settings) -> Settings:
     for name in ("max_lines", "max_tokens", "prefix_tokens"):
         if not isinstance(getattr(c, name), int) or getattr(c, name) <= 0:
             raise SettingsError(f"completion.{name} must be a positive integer")
+    model_path = s.local.model_path
+    if model_path and not os.path.isabs(os.path.expanduser(str(model_path))):
+        # Relative to what? The server's working directory, which can be an untrusted workspace.
+        raise SettingsError(
+            f"kestrel.local.modelPath (KESTREL_MODEL_PATH) must be an absolute path to a GGUF file, not {model_path!r}"
+        )
     return s
 
 
@@ -256,10 +362,14 @@ def load_settings(
     init_options: Mapping[str, Any] | None = None,
     changed: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
+    client_keys: Iterable[keys.BoundKey] = (),
 ) -> Settings:
-    """Build Settings from every source; raises SettingsError with a readable message."""
+    """Build Settings from every source; raises SettingsError with a readable message. `api_key`
+    is the first key (see `offered_keys`) bound to the endpoint the settings resolve to, else None."""
     env = dict(os.environ if environ is None else environ)
     s = _apply(Settings(), env_overrides(env))
     s = _apply(s, _flatten(init_options))
     s = _apply(s, _flatten(changed))
-    return _validate(_resolve_preset(s, env))
+    s = _validate(_resolve_preset(dataclasses.replace(s, api_key=None), env))
+    chosen = keys.pick(offered_keys(init_options, changed, env, client_keys), endpoint_of(s))
+    return dataclasses.replace(s, api_key=chosen.secret if chosen else None)

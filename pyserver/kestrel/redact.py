@@ -1,28 +1,115 @@
-"""Keep API keys out of every log line and message.
+"""Keep API keys out of every log line and every message the server sends.
 
-Known secrets (the configured keys) are replaced verbatim; anything shaped like a
-provider key (`sk-...`, `gsk_...`, `csk-...`, bearer tokens) is masked as well.
+Three nets, the same as the extension's `extension/src/redact.ts` (both are checked against one
+table of cases, `tests/security/redaction_cases.json`):
+- the keys the server was given, verbatim, and any token that carries 8 or more of a key's first
+  or last characters (endpoints echo keys truncated: "Incorrect API key provided: sk-abc1***wxyz");
+- anything shaped like a supported provider's key: OpenAI `sk-…`/`sk-proj-…`, Anthropic `sk-ant-…`,
+  Groq `gsk_…`, Cerebras `csk-…`, xAI `xai-…`, also when masked with `*` or `...` (exactly these
+  prefixes: `sk_X509_free` in OpenSSL code or `sk_SK` in a locale table are not keys);
+- bearer tokens (16+ characters or with a digit: "Bearer Authentication" in prose stays) and
+  `"apiKey": "…"` fields.
+`redact_payload` applies it to every string inside an outgoing JSON-RPC message (server.py's
+`KestrelProtocol._serialize_message`), `RedactingFilter` to every log record.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from typing import Any, Iterable
 
-_PATTERN = re.compile(r"\b(?:sk|gsk|csk|pk|rk)[-_][A-Za-z0-9_\-]{12,}|(?i:bearer\s+)[A-Za-z0-9._\-]{12,}")
+MASK = "[REDACTED]"
+FRAGMENT = 8  # a run this long of a key's start or end is treated as the key
+_MIN_SECRET = 6
+
+# Kept in step with KEY_PATTERNS in extension/src/redact.ts, which start with `\b`: here the
+# callbacks check that a match starts a word instead (a leading `\b` makes `re` try every
+# position, three times slower on a large edit).
+_KEY_SHAPE = re.compile(r"(?:sk-|gsk_|csk-|xai-)[A-Za-z0-9_\-*.\u2026]{8,}")
+_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-*\u2026]{8,}")
+_JSON_KEY_FIELD = re.compile(r'(?i)("api_?key"\s*:\s*")((?:[^"\\]|\\.){8,})(")')
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-*.\u2026~+/=]")
+
 _secrets: set[str] = set()
 
 
 def register_secret(secret: str | None) -> None:
-    if secret and len(secret) >= 6:
+    if secret and len(secret) >= _MIN_SECRET:
         _secrets.add(secret)
 
 
-def redact(text: str) -> str:
+def _starts_word(m: re.Match) -> bool:
+    """Whether the match is not the tail of a longer word ("risk-assessment", "task_manager")."""
+    start = m.start()
+    return start == 0 or not (m.string[start - 1].isalnum() or m.string[start - 1] == "_")
+
+
+def _token_like(m: re.Match) -> bool:
+    """Tokens are long or have digits; the word after "Bearer" in prose ("Bearer Authentication") is not."""
+    token = m.group(0)[len(m.group(1)):]
+    return len(token) >= 16 or any(c.isdigit() for c in token)
+
+
+def _token_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Widen [start, end) to the whole key-like token around it (a truncated echo goes with it)."""
+    while start > 0 and _TOKEN_CHAR.match(text, start - 1):
+        start -= 1
+    while end < len(text) and _TOKEN_CHAR.match(text, end):
+        end += 1
+    while end > start and text[end - 1] == ".":  # a full stop ends a sentence, not a key
+        end -= 1
+    return start, end
+
+
+def _mask_fragments(text: str, secret: str) -> str:
+    if len(secret) < FRAGMENT:
+        return text
+    for probe in {secret[:FRAGMENT], secret[-FRAGMENT:]}:
+        at = text.find(probe)
+        while at != -1:
+            start, end = _token_bounds(text, at, at + FRAGMENT)
+            text = text[:start] + MASK + text[end:]
+            at = text.find(probe, start + len(MASK))
+    return text
+
+
+def redact(text: str, secrets: Iterable[str] | None = None) -> str:
+    """`text` without keys: the registered ones (or `secrets`), and anything key-shaped."""
+    for secret in _secrets if secrets is None else secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+        text = _mask_fragments(text, secret)
+    text = _KEY_SHAPE.sub(lambda m: MASK if _starts_word(m) else m.group(0), text)
+    text = _BEARER.sub(lambda m: m.group(1) + MASK if _starts_word(m) and _token_like(m) else m.group(0), text)
+    return _JSON_KEY_FIELD.sub(lambda m: m.group(1) + MASK + m.group(3), text)
+
+
+# Fields that carry code the editor inserts into the user's file (a completion, a text edit). Only
+# the keys Kestrel holds are removed there, verbatim: a key-shaped literal the user's code already
+# has (a test fixture, an example) must reach the file unchanged, not as "[REDACTED]".
+CODE_FIELDS = frozenset({"newText", "insertText"})
+
+
+def _redact_known(text: str) -> str:
     for secret in _secrets:
         if secret in text:
-            text = text.replace(secret, "[REDACTED]")
-    return _PATTERN.sub("[REDACTED]", text)
+            text = text.replace(secret, MASK)
+    return text
+
+
+def redact_payload(value: Any) -> Any:
+    """`value` with every string in it redacted (dicts, lists and tuples are copied; keys of
+    dicts are names, not data, and stay; code fields lose only the held keys). Anything else is
+    returned as it is."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redact_known(v) if k in CODE_FIELDS and isinstance(v, str) else redact_payload(v)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_payload(v) for v in value]
+    return value
 
 
 class RedactingFilter(logging.Filter):

@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from . import __version__
+from . import __version__, redact
 from .core import Core
 from .features.chat import ChatFeature
 from .features.completion import InlineCompletionFeature
@@ -39,6 +39,15 @@ class KestrelProtocol(LanguageServerProtocol):
         if isinstance(message, dict):  # unparsable: already answered above, or a notification
             return
         super().handle_message(message)
+
+    def _serialize_message(self, data: Any) -> Any:
+        """Every message to the client is serialized here: one redactor sees all of it (a key an
+        endpoint echoes in an error, in a status, a chat answer or a log message never leaves)."""
+        return redact.redact_payload(super()._serialize_message(data))
+
+    def send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
+        """Answer a message pygls never saw (not JSON, too large: see `transport/inbox.py`)."""
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": redact.redact(message)}})
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         # VS Code cancels requests that already finished all the time: not worth a warning.
@@ -151,7 +160,7 @@ def create_server() -> KestrelLanguageServer:
 
     @server.feature("kestrel/setApiKey")
     def set_api_key(ls: KestrelLanguageServer, params: Any) -> None:
-        ls.core.host.set_api_key(getattr(params, "apiKey", None) or getattr(params, "api_key", None))
+        ls.core.host.set_api_key(params)
 
     @server.feature("kestrel/getStatus")
     def get_status(ls: KestrelLanguageServer, params: Any) -> dict:

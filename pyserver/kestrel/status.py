@@ -28,6 +28,7 @@ class StatusReporter:
         self.last_ttft_ms: float | None = None
         self.last_tokens_per_s: float | None = None
         self.message: str | None = None
+        self._key_note: str | None = None  # shown while ready: which API key this endpoint lacks
         self._shown_errors: set[str] = set()
         self._scheduled: asyncio.TimerHandle | None = None
 
@@ -59,10 +60,20 @@ class StatusReporter:
         except Exception:  # the client went away: nothing to tell
             log.debug("status notify failed", exc_info=True)
 
-    def configured(self, provider: str, model: str, connection: str) -> None:
+    def configured(self, provider: str, model: str, connection: str, note: str | None = None) -> None:
+        """Ready; `note` says what is missing all the same (no API key bound to this endpoint)."""
         self.provider, self.model, self.connection = provider, model, connection
-        self.state, self.message = "ready", None
+        self.state, self.message, self._key_note = "ready", note, note
         self.publish()
+
+    def key_note(self, note: str | None) -> None:
+        """The provider stays, but which key it lacks changed (a key arrived for another endpoint)."""
+        if note == self._key_note:
+            return
+        self._key_note = note
+        if self.state == "ready":
+            self.message = note
+            self.publish()
 
     def unconfigured(self, reason: str) -> None:
         self.provider, self.model, self.state, self.message = "", "", "unconfigured", reason
@@ -93,7 +104,7 @@ class StatusReporter:
 
     def succeeded(self) -> None:
         if self.state in ("error", "offline"):
-            self.state, self.message = "ready", None
+            self.state, self.message = "ready", self._key_note
         self._shown_errors.clear()
 
     def failed(self, error: ProviderError) -> None:

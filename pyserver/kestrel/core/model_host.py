@@ -5,12 +5,13 @@ and may subscribe to changes (the completion engine drops its streams on a new p
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from typing import Any, Callable
 
 from .. import redact
-from ..config import Settings, SettingsError, load_settings
+from ..config import (Settings, SettingsError, bind_key, endpoint_for, load_settings, missing_key_hint,
+                      offered_keys)
+from ..keys import BoundKey, Endpoint
 from ..providers.base import Provider, ProviderError
 from ..status import StatusReporter
 from .embedded import EmbeddedModel
@@ -33,11 +34,13 @@ class ModelHost:
         self._listeners: list[Callable[[], None]] = []
         self._init_options: dict[str, Any] = {}
         self._changed: dict[str, Any] = {}
-        self._api_key: str | None = None  # from kestrel/setApiKey, or the startup options
-        self._api_key_set = False  # kestrel/setApiKey was called (its null clears the startup key)
+        # The client's keys (kestrel/setApiKey, the startup options), each bound to the endpoint it
+        # was given for: it goes there and nowhere else (see keys.py). One per endpoint.
+        self._client_keys: dict[Endpoint, BoundKey] = {}
         self._background: set[asyncio.Task] = set()
         self._configuring = asyncio.Lock()
         self._pending_configs = 0
+        self._missing_key: str | None = None  # which key the active endpoint lacks, and how to set it
 
     def subscribe(self, listener: Callable[[], None]) -> None:
         """`listener()` runs whenever the provider or the settings change."""
@@ -54,8 +57,10 @@ class ModelHost:
         section = (self._init_options.get("kestrel") or self._init_options) if self._init_options else {}
         key = section.get("apiKey") if isinstance(section, dict) else None
         if key:
-            redact.register_secret(key)
-            self._api_key = key
+            redact.register_secret(str(key))
+            # Bound to the endpoint these same options configure: a later configuration change
+            # that points elsewhere does not take the key along.
+            self._keep(bind_key(key, self._init_options, "initializationOptions"))
 
     def start(self) -> None:
         """After `initialized`: build the provider off the request path (importing openai is slow)."""
@@ -66,12 +71,31 @@ class ModelHost:
         self._changed = changed if isinstance(changed, dict) else {}
         self._schedule_configure()
 
-    def set_api_key(self, key: str | None) -> None:
-        self._api_key = key or None  # null clears it (back to the environment's key, if any)
-        self._api_key_set = True
+    def set_api_key(self, params: Any) -> None:
+        """`kestrel/setApiKey {apiKey, provider?, baseUrl?}`: the key is bound to the endpoint that
+        `provider`/`baseUrl` name; without them (older clients), to the endpoint configured now.
+        A null key forgets the client's key for the endpoint named, or all of them when none is
+        named (keys from the environment stay, each bound to its own endpoint)."""
+        data = plain(params) if params is not None else {}
+        data = data if isinstance(data, dict) else {"apiKey": data}
+        key = data.get("apiKey") or data.get("api_key")
+        named = {k: data[k] for k in ("provider", "baseUrl", "base_url") if data.get(k)}
         if key:
+            key = str(key)
             redact.register_secret(key)
+            bound = bind_key(key, named or self._changed or self._init_options, "kestrel/setApiKey")
+            if bound is None:
+                log.warning("kestrel/setApiKey: the key names no provider and none is configured: it is not used")
+            self._keep(bound)
+        elif named:
+            self._client_keys.pop(endpoint_for(named), None)  # type: ignore[arg-type]
+        else:
+            self._client_keys.clear()
         self._schedule_configure()
+
+    def _keep(self, key: BoundKey | None) -> None:
+        if key is not None:
+            self._client_keys[key.endpoint] = key
 
     # -- applying it ---------------------------------------------------------------------
     def spawn(self, coro: Any) -> None:
@@ -95,17 +119,18 @@ class ModelHost:
                 self._ready.set()
 
     async def _configure_locked(self) -> None:
+        # A configuration change carries the client's whole `kestrel` section: it replaces the
+        # startup options (so a value can be cleared), on top of the environment.
+        sources = (None if self._changed else self._init_options, self._changed)
         try:
-            # A configuration change carries the client's whole `kestrel` section: it replaces the
-            # startup options (so a value can be cleared), on top of the environment.
-            new = load_settings(None if self._changed else self._init_options, self._changed)
+            new = load_settings(*sources, client_keys=self._client_keys.values())
         except SettingsError as exc:
             self.status.unconfigured(f"Kestrel: invalid settings: {exc}")
             return
-        if self._api_key or self._api_key_set:
-            env_key = load_settings(None, None).api_key if not self._api_key and new.provider else None
-            new = dataclasses.replace(new, api_key=self._api_key or env_key)
-        redact.register_secret(new.api_key)
+        offered = offered_keys(*sources, client_keys=self._client_keys.values())
+        for key in offered:  # every key the server holds is masked in every message it sends
+            redact.register_secret(key.secret)
+        self._missing_key = missing_key_hint(new, offered)
         old, self.settings = self.settings, new
         transport_changed = self.provider is None or any(
             getattr(old, name) != getattr(new, name) for name in _TRANSPORT_FIELDS
@@ -114,6 +139,8 @@ class ModelHost:
             await self._replace_provider(new)
         else:
             self._changed_now()
+            if self.provider is not None:
+                self.status.key_note(self._missing_key)
 
     async def _replace_provider(self, settings: Settings) -> None:
         previous, self.provider = self.provider, None
@@ -150,7 +177,10 @@ class ModelHost:
             return
         self.provider = provider
         self._changed_now()
-        self.status.configured(settings.preset or settings.provider or "", provider.model, provider.connection_state)
+        self.status.configured(settings.preset or settings.provider or "", provider.model, provider.connection_state,
+                               note=self._missing_key)
+        if self._missing_key:
+            log.warning("%s", self._missing_key)
         await provider.prewarm()
         self.status.connection_changed(provider.connection_state)
         log.info("provider ready: %s (%s)", settings.describe(), provider.connection_state)

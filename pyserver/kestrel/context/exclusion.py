@@ -1,15 +1,42 @@
-"""Files whose content must never reach a model (secrets), plus the user's globs."""
+"""Files whose content must never reach a model (secrets), plus the user's globs.
+
+A file is a secret by its name, or by a folder on its path that only holds secrets (`.git/`,
+`.ssh/`, ...). Names are compared case-insensitively: on Windows and macOS `.ENV` and
+`Server.PEM` are the same files as `.env` and `server.pem`, and a case-sensitive list would let
+them through. URIs are percent-decoded once (`%2Eenv` is `.env`), backslashes are separators
+(Windows paths), and a name is also checked the way Windows reads it: without trailing dots and
+spaces and without an NTFS stream suffix (`id_rsa.` and `server.pem::$DATA` open the key).
+
+SECURITY.md lists `SECRET_NAMES` and `SECRET_DIRS` word for word: keep the two in step.
+"""
 
 from __future__ import annotations
 
 import fnmatch
-import posixpath
 from urllib.parse import unquote, urlparse
 
-DEFAULT_EXCLUDES: tuple[str, ...] = (
-    ".env*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "id_ecdsa*",
-    "*.keystore", ".netrc", ".npmrc", ".pypirc", "credentials", "credentials.json",
+# Matched against the file name (lower-cased), with fnmatch wildcards.
+SECRET_NAMES: tuple[str, ...] = (
+    ".env*", "*.env",  # dotenv files (.env, .env.local, .envrc, prod.env)
+    "*.pem", "*.key", "*.p12", "*.pfx", "*.ppk",  # private keys and certificate bundles
+    "*.keystore", "*.jks",  # Java key stores
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",  # SSH keys
+    ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".htpasswd",  # password and token files (_netrc: Windows)
+    "secret.*", "secrets.*", "*.secret", "*.secrets",  # secrets.yaml, secrets.json, db.secret
 )
+
+# Matched like SECRET_NAMES, but only for files that are not source code (by suffix):
+# `credentials.yaml`, `aws_credentials` and `.git-credentials` hold tokens; `credentials.py` and
+# `CredentialsProvider.java` are code the user wants completed.
+SECRET_DATA_NAMES: tuple[str, ...] = ("*credentials*",)
+SOURCE_SUFFIXES: frozenset[str] = frozenset({
+    "py", "pyi", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "go", "rs", "java", "kt", "kts",
+    "scala", "cs", "fs", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "m", "mm", "swift", "rb", "php",
+    "dart", "lua", "ex", "exs", "erl", "hs", "ml", "clj", "groovy", "vue", "svelte", "md", "rst",
+})
+
+# Any file under a folder with one of these names (lower-cased), at any depth.
+SECRET_DIRS: tuple[str, ...] = (".git", ".ssh", ".aws", ".gnupg")
 
 
 def uri_to_path(uri: str) -> str:
@@ -17,17 +44,58 @@ def uri_to_path(uri: str) -> str:
     return unquote(parsed.path) if parsed.scheme in ("file", "") else f"{parsed.scheme}:{unquote(parsed.path)}"
 
 
-def is_excluded(uri: str, user_globs: tuple[str, ...] = ()) -> bool:
-    path = uri_to_path(uri).replace("\\", "/")
-    name = posixpath.basename(path)
-    if "/.git/" in path:
-        return True
-    for pattern in DEFAULT_EXCLUDES:
-        if fnmatch.fnmatchcase(name, pattern):
-            return True
-    for pattern in user_globs:
+def _components(path: str) -> list[str]:
+    """The path's folder and file names, lower-cased, `/` and `\\` both separators."""
+    return [part.lower() for part in path.replace("\\", "/").split("/") if part]
+
+
+def _windows_forms(name: str) -> set[str]:
+    """`name` and the names Windows opens for it: trailing dots/spaces dropped, stream cut off."""
+    forms = {name, name.rstrip(". ")}
+    if ":" in name:
+        forms.add(name.split(":", 1)[0].rstrip(". "))
+    return {form for form in forms if form}
+
+
+def secret_rule(path: str) -> str | None:
+    """The built-in rule that makes the file at `path` a secret (`"*.pem"`, `".git/"`), or None."""
+    parts = _components(path)
+    if not parts:
+        return None
+    for folder in parts[:-1]:
+        for form in _windows_forms(folder):
+            if form in SECRET_DIRS:
+                return form + "/"
+    for form in _windows_forms(parts[-1]):
+        for pattern in SECRET_NAMES:
+            if fnmatch.fnmatchcase(form, pattern):
+                return pattern
+        if form.rpartition(".")[2] not in SOURCE_SUFFIXES or "." not in form:
+            for pattern in SECRET_DATA_NAMES:
+                if fnmatch.fnmatchcase(form, pattern):
+                    return pattern
+    return None
+
+
+def _user_glob_matches(path: str, globs: tuple[str, ...]) -> bool:
+    """The user's `kestrel.completion.excludeGlobs`: against the whole path or the file name,
+    case-insensitively (an exclusion that misses `.KEY` on Windows is no exclusion)."""
+    path = path.replace("\\", "/").lower()
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    for glob in globs:
+        pattern = glob.replace("\\", "/").lower()
         if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(name, pattern):
             return True
         if pattern.startswith("**/") and fnmatch.fnmatchcase(path, pattern[3:]):
             return True
     return False
+
+
+def is_excluded_path(path: str, user_globs: tuple[str, ...] = ()) -> bool:
+    """A file path (not a URI: nothing is decoded) is a secret or matches the user's globs."""
+    return secret_rule(path) is not None or _user_glob_matches(path, tuple(user_globs))
+
+
+def is_excluded(uri: str, user_globs: tuple[str, ...] = ()) -> bool:
+    """A document URI (`file:`, `vscode-remote:`, `untitled:`, ...) is excluded."""
+    return is_excluded_path(uri_to_path(uri), user_globs)

@@ -1,20 +1,37 @@
 """The open documents as the features see them: text, language, version, how recently each
-was touched (for neighbour snippets), and the position encoding the client negotiated."""
+was touched (for neighbour snippets), and the position encoding the client negotiated.
+
+A document larger than `MAX_DOCUMENT_CHARS` is set aside when it is opened or grows past the
+limit: its text is dropped from memory at once (pygls would otherwise re-split it on every
+keystroke) and no feature sees it (`get` answers None, `too_large` says why) until the editor
+closes it; the LSP sync is incremental, so the server cannot know its text again before that."""
 
 from __future__ import annotations
 
 import time
 from typing import Any, Callable
+from urllib.parse import unquote
 
 from ..context.exclusion import is_excluded, uri_to_path
 
+# One limit for every feature that reads a document (completion, edits, fixes, chat context):
+# the size at which VS Code turns on its own large-file optimizations (20 MB). Without it an inline
+# edit on a 219 MB document took 13 s and 1 GB. (Below it, an edit or fix on a Python file still
+# compiles the whole file to check the result: ~2.4 GB at peak for 19 MB.)
+MAX_DOCUMENT_CHARS = 20_000_000
 MAX_NEIGHBOR_CHARS = 1_000_000  # a neighbour larger than this is not worth scanning for snippets
+
+
+def too_large_message(what: str, chars: int) -> str:
+    return (f"{what} is too large for Kestrel ({chars:,} characters; the limit is {MAX_DOCUMENT_CHARS:,}): "
+            "Kestrel sends nothing from it")
 
 
 class Documents:
     def __init__(self, server: Any) -> None:
         self._server = server
         self._recent: dict[str, float] = {}  # uri -> last edit/open time
+        self._too_large: dict[str, int] = {}  # key -> its size in characters when it was set aside
         self._on_open: list[Callable[[str, str], None]] = []
         self._on_close: list[Callable[[str], None]] = []
 
@@ -25,11 +42,30 @@ class Documents:
         if closed is not None:
             self._on_close.append(closed)
 
+    @staticmethod
+    def _key(uri: str) -> str:
+        return unquote(uri)  # pygls files documents under the decoded URI (`c%3A` is `c:`)
+
+    def _stored(self, uri: str) -> Any:
+        return self._server.workspace.text_documents.get(self._key(uri))
+
+    def _set_aside_if_too_large(self, uri: str) -> None:
+        doc = self._stored(uri)
+        if doc is None:
+            return
+        key = self._key(uri)
+        size = len(doc._source or "")  # never `doc.source`: pygls reads a missing text from disk
+        if key in self._too_large or size > MAX_DOCUMENT_CHARS:
+            self._too_large.setdefault(key, size)
+            doc._source = ""  # ("" and not None, for the same reason)
+
     # -- events from the client ----------------------------------------------------------
     def touched(self, uri: str) -> None:
         self._recent[uri] = time.monotonic()
+        self._set_aside_if_too_large(uri)
 
     def opened(self, uri: str) -> None:
+        self._too_large.pop(self._key(uri), None)  # a new text: judged afresh
         self.touched(uri)
         doc = self.get(uri)
         if doc is not None:
@@ -38,17 +74,31 @@ class Documents:
 
     def closed(self, uri: str) -> None:
         self._recent.pop(uri, None)
+        self._too_large.pop(self._key(uri), None)
         for listener in self._on_close:
             listener(uri)
 
     # -- reading -------------------------------------------------------------------------
     def get(self, uri: str) -> Any:
-        """pygls's TextDocument (`source`, `version`, `language_id`), or None if not open."""
-        return self._server.workspace.text_documents.get(uri)
+        """pygls's TextDocument (`source`, `version`, `language_id`), or None if it is not open
+        or was set aside as too large (see `too_large`)."""
+        if self._key(uri) in self._too_large:
+            return None
+        return self._stored(uri)
+
+    def too_large(self, uri: str) -> str | None:
+        """Why the document was set aside (a message for the user), or None."""
+        size = self._too_large.get(self._key(uri))
+        return None if size is None else too_large_message(self.path(uri), size)
 
     def text(self, uri: str) -> str | None:
         doc = self.get(uri)
         return None if doc is None else doc.source
+
+    def open_documents(self) -> list[tuple[str, str]]:
+        """(uri, text) of every open document that was not set aside."""
+        return [(doc.uri, doc.source) for doc in list(self._server.workspace.text_documents.values())
+                if self._key(doc.uri) not in self._too_large]
 
     def count(self) -> int:
         return len(self._server.workspace.text_documents)
@@ -73,11 +123,10 @@ class Documents:
 
     def neighbor_candidates(self, uri: str, language: str, exclude_globs: tuple[str, ...]) -> list[tuple[str, str, object, str]]:
         """Other open documents as (uri, path, version, text): same language first, then most recent."""
-        docs = self._server.workspace.text_documents
         ordered = sorted(self._recent, key=self._recent.__getitem__, reverse=True)
         out = []
         for other in ordered:
-            doc = docs.get(other)
+            doc = self.get(other)
             if other == uri or doc is None or is_excluded(other, exclude_globs):
                 continue
             if len(doc.source) > MAX_NEIGHBOR_CHARS:

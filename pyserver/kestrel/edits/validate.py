@@ -2,7 +2,7 @@
 
 - It must parse (Python, the language Kestrel can check without a toolchain): a fix that leaves a
   file that does not compile, or an edit that breaks a file that compiled, is refused.
-- When a linter is available here (ruff, next to this interpreter or on PATH; Python files), the
+- When a linter is available here (ruff from Kestrel's own environment, see `linter`; Python files), the
   edited file is linted for the checks that find broken code (pyflakes and syntax, `F,E9`): a fix
   must make its own diagnostic go away, and no edit may bring a finding the file did not have
   (a name it undefines, a function it defines twice, a variable it leaves unused).
@@ -11,11 +11,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from functools import lru_cache
-from pathlib import Path
+
+from .linter import ruff_path, run_folder
 
 LINT_TIMEOUT_S = 10.0
 LINT_SELECT = "F,E9"
@@ -40,22 +39,17 @@ def syntax_error(text: str, language: str) -> str | None:
     return None if error is None else f"line {error.lineno}: {error.msg}"
 
 
-def _ruff() -> str | None:
-    local = Path(sys.executable).with_name("ruff")
-    return str(local) if local.exists() else shutil.which("ruff")
-
-
 @lru_cache(maxsize=4)  # a fix's candidates are all compared with the same unchanged file
 def lint(text: str, path: str, language: str) -> tuple[tuple[str, str, int], ...] | None:
     """(code, message, 1-based row) of each finding, or None when no linter can run here."""
-    ruff = _ruff() if language == "python" else None
+    ruff = ruff_path() if language == "python" else None
     if ruff is None:
         return None
     try:
         proc = subprocess.run(
             [ruff, "check", "--isolated", "--no-cache", "--select", LINT_SELECT, "--output-format", "json",
              "--stdin-filename", path or "edit.py", "-"],
-            input=text, capture_output=True, text=True, timeout=LINT_TIMEOUT_S,
+            input=text, capture_output=True, text=True, timeout=LINT_TIMEOUT_S, cwd=run_folder(ruff),
         )
         findings = json.loads(proc.stdout or "[]")
     except (OSError, subprocess.SubprocessError, ValueError):

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from ..core import Core, plain
+from . import chat_guard
 
 
 class ChatFeature:
@@ -19,6 +20,9 @@ class ChatFeature:
         await core.host.wait_ready()
         turn_id = str(data.get("id") or f"turn-{time.monotonic_ns()}")
         messages = data.get("messages") or [{"role": "user", "content": str(data.get("prompt", ""))}]
+        refused = chat_guard.refusal(core, messages)  # secrets and oversized text never reach a model
+        if refused:
+            return {"id": turn_id, "text": "", "error": refused}
         provider = core.host.provider
         if provider is None:
             return {"id": turn_id, "text": "", "error": core.status.message or "no model is configured"}
@@ -31,6 +35,9 @@ class ChatFeature:
     async def steer(self, params: Any) -> dict:
         """Redirect a running turn (a chat answer or an inline edit) without starting over."""
         data = plain(params) or {}
+        refused = chat_guard.refusal(self.core, [str(data.get("text", ""))])
+        if refused:
+            return {"accepted": False, "error": refused}
         return await self.core.turns.steer(str(data.get("id", "")), str(data.get("text", "")))
 
     def stop(self, params: Any) -> bool:

@@ -18,8 +18,6 @@ from ..context.window import split_at
 from ..core import Core
 from ..providers.base import ProviderError
 
-MAX_DOCUMENT_CHARS = 20_000_000  # beyond this we do not even split the text
-
 
 def completion_settings(settings: Settings, embedded: bool) -> CompletionSettings:
     """CPU-sized windows for the embedded model, unless the user asked for smaller."""
@@ -55,9 +53,9 @@ class InlineCompletionFeature:
         core = self.core
         await core.host.wait_ready()
         uri = params.text_document.uri
-        doc = core.documents.get(uri)
+        doc = core.documents.get(uri)  # None too when set aside as too large (core.documents)
         settings = core.host.settings.completion
-        if doc is None or not settings.enabled or len(doc.source) > MAX_DOCUMENT_CHARS:
+        if doc is None or not settings.enabled:
             return None
         if core.host.provider is None:
             return None  # the status already says why (unconfigured / local model unavailable)

@@ -26,9 +26,11 @@ class NextEditFeature:
             return None
         data = plain(params) or {}
         uri = str(data.get("uri", ""))
+        if core.excluded(uri) or core.documents.too_large(uri):
+            return None  # an automatic suggestion: nothing to offer, nothing to report
         doc = core.documents.get(uri)
         provider = core.host.provider
-        if doc is None or provider is None or core.excluded(uri):
+        if doc is None or provider is None:
             return None
         text, version = doc.source, doc.version
         diff = self.history.recent_diff(uri, text)

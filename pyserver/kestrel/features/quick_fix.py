@@ -19,6 +19,20 @@ class QuickFixFeature:
     def __init__(self, core: Core) -> None:
         self.core = core
 
+    def _refusal(self, uri: str) -> str | None:
+        """Why nothing of this document may reach a model (a message for the user), or None.
+        Checked again when an action runs: a client may send any URI in the action's data."""
+        if self.core.excluded(uri):
+            return "Kestrel: this file is excluded from Kestrel (secrets or excludeGlobs)"
+        too_large = self.core.documents.too_large(uri)
+        return f"Kestrel: {too_large}" if too_large else None
+
+    def _refused(self, uri: str) -> bool:
+        refusal = self._refusal(uri)
+        if refusal:
+            self.core.status.error_once("refused", refusal)
+        return refusal is not None
+
     def _supports_resolve(self) -> bool:
         caps = self.core.server.client_capabilities.text_document
         support = caps.code_action.resolve_support if caps and caps.code_action else None
@@ -28,7 +42,7 @@ class QuickFixFeature:
         """One "Fix" and one "Explain" per diagnostic; no model call until one is picked."""
         uri = params.text_document.uri
         doc = self.core.documents.get(uri)
-        if doc is None or self.core.excluded(uri):
+        if doc is None or self._refusal(uri):
             return []
         lazy_resolve = self._supports_resolve()
         actions = []
@@ -87,6 +101,8 @@ class QuickFixFeature:
         data = plain(action.data)
         if not isinstance(data, dict) or data.get("action") != "fix" or not self._supports_resolve():
             return action  # (without resolve support the action's command does the work: never twice)
+        if self._refused(str(data.get("uri", ""))):
+            return action
         try:
             action.edit = await self._fix_edit(data)
         except ProviderError as exc:
@@ -94,8 +110,11 @@ class QuickFixFeature:
         return action
 
     async def run_fix(self, data: Any) -> bool:
+        data = plain(data)
+        if not isinstance(data, dict) or self._refused(str(data.get("uri", ""))):
+            return False
         try:
-            edit = await self._fix_edit(plain(data))
+            edit = await self._fix_edit(data)
         except ProviderError as exc:
             self.core.status.report(exc)
             return False
@@ -106,6 +125,8 @@ class QuickFixFeature:
     async def explain(self, data: Any) -> str | None:
         core = self.core
         data = plain(data)
+        if not isinstance(data, dict) or self._refused(str(data.get("uri", ""))):
+            return None
         await core.host.wait_ready()
         doc = core.documents.get(data.get("uri", ""))
         provider = core.host.provider

@@ -1,0 +1,32 @@
+"""What a chat turn or a steer must not send, checked before anything reads the messages: text
+of an excluded document (secrets, excludeGlobs; see `context.excluded_text`), or more text than
+any document may have (`MAX_DOCUMENT_CHARS`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..context.excluded_text import excluded_source, message_chars
+from ..context.exclusion import is_excluded_path
+from ..core import Core
+from ..core.documents import MAX_DOCUMENT_CHARS, too_large_message
+
+
+def refusal(core: Core, messages: list[Any]) -> str | None:
+    """Why these messages may not go to a model (a message for the user), or None."""
+    chars = message_chars(messages)
+    if chars > MAX_DOCUMENT_CHARS:
+        return too_large_message("this chat message", chars)
+    globs = core.host.settings.completion.exclude_globs
+    documents = core.documents
+    excluded, others = [], []
+    for uri, text in documents.open_documents():
+        if core.excluded(uri):
+            excluded.append((documents.path(uri), text))
+        else:
+            others.append(text)
+    source = excluded_source(messages, excluded, others, lambda path: is_excluded_path(path, globs))
+    if source is None:
+        return None
+    return (f"this message contains text from {source}, which Kestrel never sends to a model "
+            "(secret files and kestrel.completion.excludeGlobs): remove it and send again")

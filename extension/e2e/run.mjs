@@ -4,6 +4,7 @@
 // .venv, and the mock model (TTFT 0). Everything is started here on 127.0.0.1 and stopped at the end.
 //
 //   node extension/e2e/run.mjs            (make test-e2e sets up the tools first)
+//   KESTREL_E2E_ONLY=untrustedWorkspace node extension/e2e/run.mjs   (only these scenarios, comma-separated)
 //
 // This file is the driver: lib/session.mjs sets up and tears down (lib/ holds the shared helpers,
 // lib/config.mjs the environment variables), scenarios/ holds one file per feature, run in order on
@@ -23,9 +24,16 @@ import inlineEdit from "./scenarios/inlineEdit.mjs";
 import apiKey from "./scenarios/apiKey.mjs";
 import crashRestart from "./scenarios/crashRestart.mjs";
 import privateInstall from "./scenarios/privateInstall.mjs";
+import untrustedWorkspace from "./scenarios/untrustedWorkspace.mjs";
 
-// In this order: later scenarios start from the editor state the earlier ones leave.
-const SCENARIOS = [ghostText, latency, toggle, chat, quickFix, inlineEdit, apiKey, crashRestart, privateInstall];
+// In this order: later scenarios start from the editor state the earlier ones leave
+// (untrustedWorkspace runs its own code-server and leaves the first one alone).
+const ALL = [ghostText, latency, toggle, chat, quickFix, inlineEdit, apiKey, crashRestart, privateInstall, untrustedWorkspace];
+const ONLY = (process.env.KESTREL_E2E_ONLY || "").split(",").map((s) => s.trim()).filter(Boolean);
+const SCENARIOS = ONLY.length ? ALL.filter((s) => ONLY.includes(s.name)) : ALL;
+if (ONLY.length && SCENARIOS.length !== ONLY.length) {
+  throw new Error(`KESTREL_E2E_ONLY: unknown scenario in ${ONLY.join(",")}; known: ${ALL.map((s) => s.name).join(", ")}`);
+}
 
 async function main() {
   const t = newSession();

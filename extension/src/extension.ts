@@ -12,6 +12,7 @@ import { ApiKey } from "./apiKey";
 import { explainInChat } from "./chat/explain";
 import { ChatViewProvider, type ChatClient } from "./chat/chatView";
 import { registerCommands } from "./commands";
+import { config } from "./config";
 import { InlineEditController } from "./edit/inlineEdit";
 import { NextEditController } from "./edit/nextEdit";
 import { InlineCompletions } from "./inlineCompletions";
@@ -19,6 +20,7 @@ import { createLog } from "./log";
 import { Redactor } from "./redact";
 import { ServerInstaller } from "./serverInstaller";
 import { ServerLifecycle } from "./serverLifecycle";
+import { relativePathSettings } from "./settings";
 import { StatusBar } from "./statusBar";
 import { WorkspaceTrustGate } from "./trust";
 
@@ -32,9 +34,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const statusBar = new StatusBar(() => completions.gates);
   const apiKey = new ApiKey(context.secrets, redactor);
 
-  // The chat view and the edit features talk to whichever client is running now (they survive restarts).
-  const running = (): ChatClient | undefined => lifecycle.running();
-  const chat = new ChatViewProvider(context, running);
+  // The chat view and the edit features talk to whichever client is running now (they survive
+  // restarts), through the trust gate: their kestrel/* requests wait for consent in an untrusted workspace.
+  const running = trust.guardClient((): ChatClient | undefined => lifecycle.running());
+  const chat = new ChatViewProvider(context, running, trust.mayUseCode);
   const inlineEdits = new InlineEditController(running);
 
   const lifecycle = new ServerLifecycle({
@@ -42,8 +45,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     log,
     statusBar,
     apiKey: () => apiKey.value,
+    redactor,
     middleware: {
-      executeCommand: explainInChat(chat),
+      executeCommand: trust.guardCommands(explainInChat(chat)),
       resolveCodeAction: trust.resolveCodeAction,
       provideInlineCompletionItems: completions.provideInlineCompletionItems,
     },
@@ -63,6 +67,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ...registerCommands({ log, completions, apiKey, statusBar, server: lifecycle, installer, chat }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration("kestrel")) return;
+      warnRelativePaths(log);
       completions.reloadGates();
       statusBar.render();
       void lifecycle.settingsChanged(e);
@@ -71,7 +76,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   await apiKey.load();
+  warnRelativePaths(log);
   void lifecycle.start();
+}
+
+/** A relative model or CA path is not forwarded (it would resolve against a folder the server does not control): say so. */
+function warnRelativePaths(log: vscode.LogOutputChannel): void {
+  for (const key of relativePathSettings(config())) {
+    log.warn(`kestrel.${key} is not an absolute path; Kestrel ignores it.`);
+  }
 }
 
 export async function deactivate(): Promise<void> {

@@ -4,6 +4,7 @@
  * workspace trust, the round-trip statistics in the log, and the on/off toggle.
  */
 import * as vscode from "vscode";
+import type { Trigger } from "./trust";
 import type { Middleware } from "vscode-languageclient/node";
 import { config, updateSetting } from "./config";
 import { debounce } from "./debounce";
@@ -16,7 +17,7 @@ export class InlineCompletions {
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
-    private readonly mayUseCode: () => Promise<boolean>,
+    private readonly mayUseCode: (trigger?: Trigger) => Promise<boolean>,
     /** The gates changed (the status bar shows them). */
     private readonly onGatesChanged: () => void,
   ) {}
@@ -39,7 +40,8 @@ export class InlineCompletions {
     next,
   ) => {
     if (!shouldComplete(this.current, document.languageId)) return null;
-    if (!(await this.mayUseCode())) return null;
+    const invoked = context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke;
+    if (!(await this.mayUseCode(invoked ? "explicit" : "automatic"))) return null;
     if (context.triggerKind === vscode.InlineCompletionTriggerKind.Automatic && this.current.debounceMs > 0) {
       if (!(await debounce(this.current.debounceMs, token))) return null;
     }

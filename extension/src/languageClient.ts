@@ -9,12 +9,14 @@ import {
   RevealOutputChannelOn,
   type CloseHandlerResult,
   type LanguageClientOptions,
+  type Message,
   type Middleware,
   type ServerOptions,
 } from "vscode-languageclient/node";
 import * as readline from "node:readline";
 import { parseServerLogLine } from "./redact";
 import type { Launch } from "./serverCommand";
+import { serverSpawnOptions } from "./serverProcess";
 
 export interface ClientHooks {
   log: vscode.LogOutputChannel;
@@ -23,14 +25,18 @@ export interface ClientHooks {
   middleware: Middleware;
   /** The connection closed: restart or not. */
   closed: () => CloseHandlerResult;
+  /** Every message from the server passes here before anything reads or shows it (redact.ts). */
+  redact?: (message: Message) => Message;
 }
 
 export function createLanguageClient(launch: Launch, hooks: ClientHooks): LanguageClient {
   const serverOptions: ServerOptions = {
     command: launch.command,
     args: launch.args,
-    options: { env: { ...process.env, PYTHONUNBUFFERED: "1", PYTHONIOENCODING: "utf-8" } },
+    // In the bundle's own folder (extension/dist), never the workspace folder: see serverProcess.ts.
+    options: serverSpawnOptions(__dirname),
   };
+  const redact = hooks.redact;
   const clientOptions: LanguageClientOptions = {
     // Inline completions in any language, in files and unsaved editors.
     documentSelector: [{ scheme: "file" }, { scheme: "untitled" }, { scheme: "vscode-notebook-cell" }],
@@ -47,6 +53,7 @@ export function createLanguageClient(launch: Launch, hooks: ClientHooks): Langua
     },
     initializationOptions: hooks.initializationOptions,
     middleware: hooks.middleware,
+    connectionOptions: redact ? { messageStrategy: { handleMessage: (message, next) => next(redact(message)) } } : undefined,
     errorHandler: {
       error: () => ({ action: ErrorAction.Continue, handled: true }),
       closed: hooks.closed,

@@ -1,5 +1,6 @@
 /** Small child-process helpers (probe an interpreter, run a command with streamed output). */
 import { spawn } from "node:child_process";
+import { serverSpawnOptions } from "./serverProcess";
 
 export interface RunResult {
   code: number | null;
@@ -65,7 +66,9 @@ export type ProbeResult = "installed" | "missing" | "no-interpreter";
 
 /** Does this interpreter have the Kestrel server package? */
 export async function probeKestrel(python: string, script: string): Promise<{ result: ProbeResult; detail: string }> {
-  const r = await run(python, ["-c", script], { timeoutMs: 20_000 });
+  // In Kestrel's own folder with PYTHONSAFEPATH, like the server itself: a `kestrel/` package in
+  // whatever folder the extension host runs in must not be the one the probe imports.
+  const r = await run(python, ["-c", script], { timeoutMs: 20_000, ...serverSpawnOptions(__dirname) });
   if (r.spawnError !== undefined) return { result: "no-interpreter", detail: r.spawnError };
   if (r.code === 0) return { result: "installed", detail: "" };
   if (r.code === 3) return { result: "missing", detail: "" };

@@ -6,6 +6,8 @@
  * The server rejects unknown keys inside `completion` / `local`, so client-only settings
  * (languages map, debounce, server.*) are never forwarded as-is.
  */
+import * as os from "node:os";
+import * as path from "node:path";
 
 export type Effort = "low" | "medium" | "high" | "xhigh";
 export const EFFORTS: readonly Effort[] = ["low", "medium", "high", "xhigh"];
@@ -20,6 +22,59 @@ export interface ConfigReader {
   get<T>(key: string): T | undefined;
 }
 
+/**
+ * Settings that pick an executable, a file that native code loads, an endpoint or a CA, or that
+ * start sending code by themselves. A workspace the user has not trusted must not choose them:
+ * package.json lists them in `restrictedConfigurations` (VS Code then drops the workspace's
+ * values) and `config()` drops them again itself (extension/test/settingsPolicy.test.ts keeps
+ * the two lists equal).
+ */
+export const RESTRICTED_SETTINGS: readonly string[] = [
+  "server.python", // an executable
+  "server.command", // an executable
+  "server.installSource", // what pip installs (and runs) into Kestrel's environment
+  "provider", // where code (and the key) goes
+  "baseUrl", // where code (and the key) goes
+  "caBundle", // which certificates vouch for that endpoint
+  "local.enabled", // starts llama.cpp (and may download a model)
+  "local.model", // which model llama.cpp loads
+  "local.modelPath", // the file llama.cpp loads
+  "nextEdit.enabled", // sends code after every edit
+];
+
+/**
+ * Files that native code or TLS reads: only the user's (or the remote machine's) settings choose
+ * them, never a workspace, trusted or not (`"scope": "machine"` in package.json).
+ */
+export const MACHINE_SETTINGS: readonly string[] = ["local.modelPath", "caBundle"];
+
+/** What `WorkspaceConfiguration.inspect` reports for one key (the part we use). */
+export interface SettingLayers<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/**
+ * Whether the value `get` returns for `key` may be used as is. A workspace's value of a
+ * restricted setting counts only in a trusted workspace, and of a machine setting never.
+ */
+export function workspaceMayChoose(key: string, trusted: boolean): boolean {
+  if (MACHINE_SETTINGS.includes(key)) return false;
+  return trusted || !RESTRICTED_SETTINGS.includes(key);
+}
+
+/**
+ * The user's own value of a setting, ignoring whatever the workspace (`.vscode/settings.json`,
+ * the `.code-workspace` file) says: user or remote-machine settings, else the default.
+ * `undefined` when the workspace sets nothing (then `get` already is the user's value).
+ */
+export function userValue<T>(layers: SettingLayers<T> | undefined): { value: T | undefined } | undefined {
+  if (!layers || (layers.workspaceValue === undefined && layers.workspaceFolderValue === undefined)) return undefined;
+  return { value: layers.globalValue !== undefined ? layers.globalValue : layers.defaultValue };
+}
+
 export interface ServerSettings {
   provider?: string;
   model?: string;
@@ -27,6 +82,7 @@ export interface ServerSettings {
   effort: Effort;
   http2: "auto" | "on" | "off";
   nextEdit: boolean;
+  caBundle?: string;
   completion: {
     enabled: boolean;
     maxLines: number;
@@ -70,6 +126,35 @@ function bool(cfg: ConfigReader, key: string, fallback: boolean): boolean {
   return typeof v === "boolean" ? v : fallback;
 }
 
+/**
+ * Paths a native library or TLS reads: absolute only. A relative path would resolve against the
+ * server's working directory, so it is never forwarded (the server refuses one too).
+ */
+export const PATH_SETTINGS: readonly string[] = ["local.modelPath", "caBundle"];
+
+/** `~/…` under the user's home directory (the extension host and the server run on the same machine). */
+export function expandHome(p: string, home: string = os.homedir()): string {
+  return /^~(?:[/\\]|$)/.test(p) ? path.join(home, p.slice(1)) : p;
+}
+
+/** Absolute on this platform (the server runs here too), after `~/` is expanded. */
+export function isAbsolutePath(p: string): boolean {
+  return path.isAbsolute(expandHome(p));
+}
+
+function absolutePath(cfg: ConfigReader, key: string): string | undefined {
+  const v = str(cfg, key);
+  return v !== undefined && isAbsolutePath(v) ? expandHome(v) : undefined;
+}
+
+/** The path settings that are set but not absolute (so not forwarded): for a warning in the log. */
+export function relativePathSettings(cfg: ConfigReader): string[] {
+  return PATH_SETTINGS.filter((key) => {
+    const v = str(cfg, key);
+    return v !== undefined && !isAbsolutePath(v);
+  });
+}
+
 function strings(cfg: ConfigReader, key: string): string[] {
   const v = cfg.get<unknown>(key);
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string" && x.trim() !== "") : [];
@@ -111,7 +196,7 @@ export function shouldComplete(gates: ClientGates, languageId: string): boolean 
 
 export function buildServerSettings(cfg: ConfigReader): ServerSettings {
   const languages = languageMap(cfg);
-  const modelPath = str(cfg, "local.modelPath");
+  const modelPath = absolutePath(cfg, "local.modelPath");
   const localModel = str(cfg, "local.model"); // sent only when set: the server owns the default
   const settings: ServerSettings = {
     effort: oneOf(str(cfg, "effort"), EFFORTS, "low"),
@@ -135,9 +220,11 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
   const provider = str(cfg, "provider");
   const model = str(cfg, "model");
   const baseUrl = str(cfg, "baseUrl");
+  const caBundle = absolutePath(cfg, "caBundle");
   if (provider) settings.provider = provider;
   if (model) settings.model = model;
   if (baseUrl) settings.baseUrl = baseUrl;
+  if (caBundle) settings.caBundle = caBundle;
   return settings;
 }
 
@@ -152,7 +239,7 @@ export function initializationOptions(settings: ServerSettings, apiKey: string |
  * is cleared, the client restarts the server instead of sending a change.
  */
 export function needsRestart(started: ServerSettings, next: ServerSettings): boolean {
-  for (const key of ["provider", "model", "baseUrl"] as const) {
+  for (const key of ["provider", "model", "baseUrl", "caBundle"] as const) {
     if (started[key] !== undefined && next[key] === undefined) return true;
   }
   return started.local.modelPath !== undefined && next.local.modelPath === undefined;

@@ -120,13 +120,17 @@ export function writeWorkspace(dirs) {
   return mainPy;
 }
 
-/** Starts code-server on a free port with the sandbox's data, extensions and workspace. */
-export async function startCodeServer(tmp, dirs, env) {
+/**
+ * Starts code-server on a free port with the sandbox's data, extensions and workspace. Workspace
+ * trust is off (every folder trusted) unless `workspaceTrust`: then a folder nobody trusted opens
+ * in Restricted Mode, as a freshly cloned repository does.
+ */
+export async function startCodeServer(tmp, dirs, env, { name = "code-server", workspaceTrust = false } = {}) {
   const port = await freePort();
-  const config = path.join(tmp, "code-server.yaml");
+  const config = path.join(tmp, `${name}.yaml`);
   fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
   const codeServer = start(
-    "code-server",
+    name,
     path.join(NODE24_BIN, "node"),
     [
       CODE_SERVER,
@@ -135,7 +139,7 @@ export async function startCodeServer(tmp, dirs, env) {
       "--auth", "none",
       "--user-data-dir", dirs.data,
       "--extensions-dir", dirs.ext,
-      "--disable-workspace-trust",
+      ...(workspaceTrust ? [] : ["--disable-workspace-trust"]),
       "--disable-telemetry",
       "--disable-update-check",
       "--disable-getting-started-override",
@@ -147,6 +151,6 @@ export async function startCodeServer(tmp, dirs, env) {
   );
   const base = `http://127.0.0.1:${port}`;
   await waitFor("code-server /healthz", async () => (await httpGet(`${base}/healthz`)).status === 200, 120_000, 500);
-  log("code-server up at", base);
+  log(name, "up at", base);
   return { codeServer, base };
 }

@@ -3,7 +3,8 @@
 // Environment: KESTREL_TOOLS (default .tools), KESTREL_PYTHON (default .venv/bin/python),
 // KESTREL_VSIX (default kestrel.vsix if present), CHROMIUM (default /usr/bin/chromium),
 // KESTREL_E2E_OUT (default test-output/e2e), KESTREL_E2E_SAMPLES (default 24), KESTREL_E2E_KEEP=1,
-// KESTREL_E2E_INSTALL=0 (skip the private-install scenario).
+// KESTREL_E2E_INSTALL=0 (skip the private-install scenario), KESTREL_E2E_ONLY=name,name (run only
+// these scenarios, e.g. untrustedWorkspace).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";

@@ -56,3 +56,34 @@ export function authRecordingProxy(targetUrl) {
     server.listen(0, "127.0.0.1", () => resolve({ server, seen, url: `http://127.0.0.1:${server.address().port}/v1` })),
   );
 }
+
+/**
+ * An HTTP endpoint that records every request it gets ({method, path, authorization}): in front
+ * of `targetUrl` as a pass-through proxy, or, without one, answering 503 (an attacker's host).
+ */
+export function recordingEndpoint(targetUrl) {
+  const target = targetUrl ? new URL(targetUrl) : undefined;
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    requests.push({ method: req.method, path: req.url, authorization: req.headers.authorization || "" });
+    if (!target) {
+      req.resume();
+      res.writeHead(503, { "content-type": "text/plain" });
+      res.end("recorded\n");
+      return;
+    }
+    const up = http.request(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+      (upRes) => {
+        res.writeHead(upRes.statusCode, upRes.headers);
+        upRes.pipe(res);
+      },
+    );
+    up.on("error", () => res.destroy());
+    req.pipe(up);
+    res.on("close", () => up.destroy());
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve({ server, requests, url: `http://127.0.0.1:${server.address().port}/v1` })),
+  );
+}

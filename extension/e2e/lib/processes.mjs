@@ -25,20 +25,23 @@ export function start(name, cmd, args, opts = {}) {
 }
 
 export async function stopAll() {
-  for (const { child } of children.reverse()) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
+  for (const { child } of children.reverse()) await stop(child);
+}
+
+/** Stops one child started here, with its process group (code-server spawns children). */
+export async function stop(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    /* gone */
+  }
+  const exited = await Promise.race([new Promise((r) => child.once("exit", () => r(true))), sleep(5000).then(() => false)]);
+  if (!exited) {
     try {
-      process.kill(-child.pid, "SIGTERM"); // the whole process group (code-server spawns children)
+      process.kill(-child.pid, "SIGKILL");
     } catch {
       /* gone */
-    }
-    const exited = await Promise.race([new Promise((r) => child.once("exit", () => r(true))), sleep(5000).then(() => false)]);
-    if (!exited) {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        /* gone */
-      }
     }
   }
 }

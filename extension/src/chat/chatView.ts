@@ -31,11 +31,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private conversation: Conversation;
   private turnId: string | undefined;
   private queued: string[] = [];
-  private trustedOnce = false;
   private readonly proposed = new Map<string, string>();
   private readonly disposables: vscode.Disposable[] = [];
 
-  constructor(private readonly context: vscode.ExtensionContext, private readonly client: () => ChatClient | undefined) {
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly client: () => ChatClient | undefined,
+    /** Workspace trust (trust.ts): in an untrusted workspace nothing is sent before the user allows it. */
+    private readonly mayUseCode: (trigger: "explicit") => Promise<boolean>,
+  ) {
     this.store = new ConversationStore(context.workspaceState);
     const last = context.workspaceState.get<string>("kestrel.chat.current");
     this.conversation = (last && this.store.get(last)) || newConversation(Date.now(), this.newId());
@@ -169,22 +173,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
   }
 
-  private async allowedToSendCode(): Promise<boolean> {
-    if (vscode.workspace.isTrusted || this.trustedOnce) return true;
-    const choice = await vscode.window.showWarningMessage(
-      "This workspace is not trusted. Send code from it to the model?", { modal: true }, "Send");
-    this.trustedOnce = choice === "Send";
-    return this.trustedOnce;
-  }
-
   private async send(text: string, kinds: Chip["kind"][]): Promise<void> {
     const client = this.client();
     if (!client) {
       this.post({ type: "notice", text: "The Kestrel server is not running (see the Kestrel output)." });
       return this.pushState();
     }
-    const withCode = kinds.length > 0 && (await this.allowedToSendCode());
-    const ctx = withCode ? contextBlock(kinds) : { text: "", labels: [] as string[] };
+    // Asked before anything is recorded: a declined message is neither sent nor kept.
+    if (!(await this.mayUseCode("explicit"))) {
+      this.post({ type: "notice", text: "Nothing was sent: this workspace is not trusted." });
+      return this.pushState();
+    }
+    const ctx = kinds.length > 0 ? contextBlock(kinds) : { text: "", labels: [] as string[] };
     const messages = toMessages(this.conversation, text, ctx.text);
     this.conversation = appendTurn(this.conversation, { role: "user", text, context: ctx.labels });
     await this.store.save(this.conversation);

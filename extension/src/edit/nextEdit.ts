@@ -6,6 +6,7 @@
  */
 import * as vscode from "vscode";
 import type { ChatClient } from "../chat/chatView";
+import { config } from "../config";
 import type { LspEdit } from "./applyEdits";
 import type { InlineEditController } from "./inlineEdit";
 
@@ -41,7 +42,9 @@ export class NextEditController implements vscode.Disposable {
   }
 
   private enabled(): boolean {
-    return vscode.workspace.getConfiguration("kestrel").get<boolean>("nextEdit.enabled", false);
+    // A restricted setting: an untrusted workspace cannot turn it on (config.ts); the request
+    // itself waits for consent too (the client is trust.ts's guarded one).
+    return config().get<boolean>("nextEdit.enabled", false);
   }
 
   private async clear(): Promise<void> {

@@ -1,0 +1,238 @@
+/**
+ * A small stand-in for the `vscode` module, enough for the features that send code (trust gate,
+ * chat, inline edit, next edit, inline completions, settings). A test mocks `vscode` with it:
+ *
+ *   vi.mock("vscode", async () => (await import("./fakeVscode")).vscode);
+ *
+ * and drives it through `fake`: the workspace's trust, the settings' layers, the answer to the
+ * trust question, the open document and editor, and the listeners the features registered.
+ */
+
+type Listener<T> = (e: T) => unknown;
+
+export class EventEmitter<T> {
+  private listeners: Listener<T>[] = [];
+  readonly event = (l: Listener<T>) => {
+    this.listeners.push(l);
+    return { dispose: () => (this.listeners = this.listeners.filter((x) => x !== l)) };
+  };
+  fire(e: T): void {
+    for (const l of [...this.listeners]) l(e);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class Position {
+  constructor(readonly line: number, readonly character: number) {}
+}
+
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(a: number | Position, b: number | Position, c?: number, d?: number) {
+    this.start = typeof a === "number" ? new Position(a, b as number) : a;
+    this.end = typeof a === "number" ? new Position(c as number, d as number) : (b as Position);
+  }
+  get isEmpty(): boolean {
+    return this.start.line === this.end.line && this.start.character === this.end.character;
+  }
+}
+
+export class Selection extends Range {
+  get active(): Position {
+    return this.end;
+  }
+}
+
+export class Uri {
+  private constructor(readonly scheme: string, readonly path: string) {}
+  static parse(s: string): Uri {
+    const i = s.indexOf(":");
+    return new Uri(s.slice(0, i), s.slice(i + 1).replace(/^\/\//, ""));
+  }
+  static file(p: string): Uri {
+    return new Uri("file", p);
+  }
+  static joinPath(u: Uri, ...parts: string[]): Uri {
+    return new Uri(u.scheme, [u.path, ...parts].join("/"));
+  }
+  get fsPath(): string {
+    return this.path;
+  }
+  toString(): string {
+    return `${this.scheme}://${this.path}`;
+  }
+}
+
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+const disposable = { dispose: () => undefined };
+
+/** A text document with a fixed text (enough for the features' reads). */
+export function textDocument(path: string, text: string, languageId = "python") {
+  const lines = text.split("\n");
+  const offsetAt = (p: Position) => lines.slice(0, p.line).reduce((n, l) => n + l.length + 1, 0) + p.character;
+  return {
+    uri: Uri.file(path),
+    fileName: path,
+    languageId,
+    version: 1,
+    lineCount: lines.length,
+    getText: (r?: Range) => (r ? text.slice(offsetAt(r.start), offsetAt(r.end)) : text),
+    lineAt: (n: number) => ({ text: lines[n] ?? "" }),
+    offsetAt,
+    positionAt: (o: number) => {
+      let line = 0;
+      while (line < lines.length - 1 && o > lines[line].length) o -= lines[line++].length + 1;
+      return new Position(line, o);
+    },
+  };
+}
+
+export type FakeDocument = ReturnType<typeof textDocument>;
+
+/** The settings as VS Code layers them: default < user (global) < workspace < folder. */
+export interface Layers {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+export const fake = {
+  trusted: false,
+  /** `kestrel.*` settings by key (without the `kestrel.` prefix). */
+  settings: {} as Record<string, Layers>,
+  /** What the user answers to a warning message (the trust question); undefined closes it. */
+  answer: undefined as string | undefined,
+  warnings: [] as string[],
+  errors: [] as string[],
+  activeTextEditor: undefined as unknown,
+  documents: new Map<string, FakeDocument>(),
+  commands: new Map<string, (...args: unknown[]) => unknown>(),
+  onDidChangeTextDocument: new EventEmitter<unknown>(),
+  inputBoxes: [] as ReturnType<typeof inputBox>[],
+  reset(): void {
+    this.trusted = false;
+    this.settings = {};
+    this.answer = undefined;
+    this.warnings = [];
+    this.errors = [];
+    this.activeTextEditor = undefined;
+    this.documents.clear();
+    this.commands.clear();
+    this.onDidChangeTextDocument = new EventEmitter<unknown>();
+    this.inputBoxes = [];
+  },
+};
+
+function inputBox() {
+  const accept = new EventEmitter<void>();
+  const hide = new EventEmitter<void>();
+  return {
+    value: "",
+    title: "",
+    placeholder: "",
+    busy: false,
+    ignoreFocusOut: false,
+    validationMessage: undefined as string | undefined,
+    onDidAccept: accept.event,
+    onDidHide: hide.event,
+    show: () => undefined,
+    hide: () => hide.fire(),
+    dispose: () => undefined,
+    /** The user types `text` and presses Enter. */
+    enter(text: string) {
+      this.value = text;
+      accept.fire();
+    },
+  };
+}
+
+function effective(l: Layers | undefined): unknown {
+  if (!l) return undefined;
+  for (const v of [l.workspaceFolderValue, l.workspaceValue, l.globalValue, l.defaultValue]) if (v !== undefined) return v;
+  return undefined;
+}
+
+/** VS Code's `WorkspaceConfiguration` over `fake.settings`, frozen like the real one. */
+export function configuration() {
+  return Object.freeze({
+    get: (key: string, fallback?: unknown) => effective(fake.settings[key]) ?? fallback,
+    has: (key: string) => effective(fake.settings[key]) !== undefined,
+    inspect: (key: string) => ({ key: `kestrel.${key}`, ...fake.settings[key] }),
+    update: async () => undefined,
+  });
+}
+
+export const vscode = {
+  EventEmitter,
+  Position,
+  Range,
+  Selection,
+  Uri,
+  ThemeColor,
+  ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
+  InlineCompletionTriggerKind: { Invoke: 0, Automatic: 1 },
+  ViewColumn: { Beside: -2 },
+  TextEditorRevealType: { InCenterIfOutsideViewport: 2 },
+  workspace: {
+    get isTrusted() {
+      return fake.trusted;
+    },
+    getConfiguration: () => configuration(),
+    onDidChangeTextDocument: (l: Listener<unknown>) => fake.onDidChangeTextDocument.event(l),
+    registerTextDocumentContentProvider: () => disposable,
+    openTextDocument: async (uri: Uri) => {
+      const doc = fake.documents.get(uri.toString());
+      if (!doc) throw new Error(`no document ${uri.toString()}`);
+      return doc;
+    },
+    asRelativePath: (uri: Uri) => uri.path.split("/").pop() ?? uri.path,
+  },
+  window: {
+    get activeTextEditor() {
+      return fake.activeTextEditor;
+    },
+    get visibleTextEditors() {
+      return fake.activeTextEditor ? [fake.activeTextEditor] : [];
+    },
+    tabGroups: { all: [] },
+    showWarningMessage: async (message: string) => {
+      fake.warnings.push(message);
+      return fake.answer;
+    },
+    showErrorMessage: async (message: string) => {
+      fake.errors.push(message);
+      return undefined;
+    },
+    showInformationMessage: async () => undefined,
+    setStatusBarMessage: () => disposable,
+    createTextEditorDecorationType: () => disposable,
+    createInputBox: () => {
+      const box = inputBox();
+      fake.inputBoxes.push(box);
+      return box;
+    },
+  },
+  commands: {
+    registerCommand: (id: string, f: (...args: unknown[]) => unknown) => {
+      fake.commands.set(id, f);
+      return disposable;
+    },
+    executeCommand: async () => undefined,
+  },
+  languages: { getDiagnostics: () => [] },
+};
+
+/** An editor on `doc` with `selection`, made the active one. */
+export function openEditor(doc: FakeDocument, selection = new Selection(0, 0, 0, 0)) {
+  fake.documents.set(doc.uri.toString(), doc);
+  const editor = { document: doc, selection, setDecorations: () => undefined, revealRange: () => undefined };
+  fake.activeTextEditor = editor;
+  return editor;
+}

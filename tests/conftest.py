@@ -98,6 +98,13 @@ def inline_params(uri: str, line: int, character: int) -> types.InlineCompletion
     )
 
 
+async def code_actions(client: LanguageClient, uri: str, diagnostic: types.Diagnostic) -> list | None:
+    """The code actions the server lists for one diagnostic (listing never calls the model)."""
+    return await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=diagnostic.range,
+        context=types.CodeActionContext(diagnostics=[diagnostic])))
+
+
 async def complete(client: LanguageClient, uri: str, line: int, character: int) -> str | None:
     result = await client.text_document_inline_completion_async(inline_params(uri, line, character))
     if result is None:

@@ -96,3 +96,15 @@ async def test_unknown_certificate_is_refused_with_a_clear_message(tls_mock):
         assert await complete(client, URI, 0, 4) is None
         await wait_for(lambda: any("certificate" in m.message for m in client.messages), what="the TLS message")
         assert "/v1/chat/completions" not in tls_mock.stats()["requests"]
+
+
+def test_ca_bundle_adds_to_the_system_cas_rather_than_replacing_them(cert):
+    """`caBundle` is documented as adding a corporate CA: public endpoints must keep verifying."""
+    import ssl
+
+    from kestrel.config import Settings
+    from kestrel.providers.openai_http import tls_context
+
+    system = ssl.create_default_context().cert_store_stats()["x509_ca"]
+    with_bundle = tls_context(Settings(ca_bundle=str(cert[0]))).cert_store_stats()["x509_ca"]
+    assert with_bundle == system + 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from conftest import change_doc, complete, kestrel, mock_options, open_doc, wait_for
+from conftest import code_actions, change_doc, complete, kestrel, mock_options, open_doc, wait_for
 from kestrel.core import documents
 
 LIMIT = getattr(documents, "MAX_DOCUMENT_CHARS", 20_000_000)  # (the old code kept it in features/completion.py)
@@ -53,9 +53,7 @@ async def test_a_document_opened_too_large_is_refused_by_every_feature_and_dropp
         diag = types.Diagnostic(range=types.Range(start=types.Position(line=0, character=8),
                                                   end=types.Position(line=0, character=15)),
                                 message="undefined name 'compute'", source="pyflakes")
-        listed = await client.text_document_code_action_async(types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=BIG), range=diag.range,
-            context=types.CodeActionContext(diagnostics=[diag])))
+        listed = await code_actions(client, BIG, diag)
         assert not listed
         data = {"uri": BIG, "version": 1, "message": diag.message, "startLine": 0, "endLine": 0,
                 "code": None, "source": "pyflakes", "action": "fix"}

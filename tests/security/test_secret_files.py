@@ -14,7 +14,7 @@ import json
 import pytest
 from lsprotocol import types
 
-from conftest import change_doc, complete, kestrel, mock_options, open_doc, wait_for
+from conftest import code_actions, change_doc, complete, kestrel, mock_options, open_doc, wait_for
 from kestrel.context import exclusion
 from kestrel.context.exclusion import is_excluded
 
@@ -191,9 +191,7 @@ async def test_quick_fix_and_explain_refuse_secret_files_even_when_asked_directl
             diag = types.Diagnostic(range=types.Range(start=types.Position(line=2, character=11),
                                                       end=types.Position(line=2, character=26)),
                                     message="undefined name 'open_connection'", source="pyflakes")
-            listed = await client.text_document_code_action_async(types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
-                context=types.CodeActionContext(diagnostics=[diag])))
+            listed = await code_actions(client, uri, diag)
             assert not listed
             data = {"uri": uri, "version": 1, "message": diag.message, "startLine": 2, "endLine": 2,
                     "code": None, "source": "pyflakes"}

@@ -35,26 +35,10 @@ export async function chatCompletionRequests(mockUrl) {
   return (await (await fetch(`${mockRoot}/_mock/stats`)).json()).requests["/v1/chat/completions"] ?? 0;
 }
 
-/** A pass-through proxy in front of the mock that records the Authorization header it sees. */
-export function authRecordingProxy(targetUrl) {
-  const target = new URL(targetUrl);
-  const seen = [];
-  const server = http.createServer((req, res) => {
-    seen.push(req.headers.authorization || "");
-    const up = http.request(
-      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
-      (upRes) => {
-        res.writeHead(upRes.statusCode, upRes.headers);
-        upRes.pipe(res);
-      },
-    );
-    up.on("error", () => res.destroy());
-    req.pipe(up);
-    res.on("close", () => up.destroy());
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve({ server, seen, url: `http://127.0.0.1:${server.address().port}/v1` })),
-  );
+/** A pass-through proxy in front of the mock; `seen` lists the Authorization header of each request. */
+export async function authRecordingProxy(targetUrl) {
+  const { server, requests, url } = await recordingEndpoint(targetUrl);
+  return { server, url, get seen() { return requests.map((r) => r.authorization); } };
 }
 
 /**

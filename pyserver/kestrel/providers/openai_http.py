@@ -68,11 +68,16 @@ def make_client(settings: Settings) -> "AsyncOpenAI":
 
 
 def tls_context(settings: Settings) -> Any:
-    """A fresh verifying SSLContext with the configured CA bundle. Fresh each time: httpx2
-    mutates its context for HTTP/2 ALPN, which would break a WebSocket sharing it."""
+    """A fresh verifying SSLContext: the system's CAs plus the configured bundle (a corporate CA is
+    added, as documented; `create_default_context(cafile=...)` alone would drop the system's list).
+    Fresh each time: httpx2 mutates its context for HTTP/2 ALPN, which would break a WebSocket
+    sharing it."""
     import ssl
 
-    return ssl.create_default_context(cafile=settings.ca_bundle)
+    context = ssl.create_default_context()
+    if settings.ca_bundle:
+        context.load_verify_locations(cafile=settings.ca_bundle)
+    return context
 
 
 def _tls_failure(exc: BaseException) -> bool:

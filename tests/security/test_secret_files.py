@@ -247,3 +247,13 @@ async def test_percent_encoded_uris_are_read_and_still_excluded(mock):
         assert chat_requests(mock) == 1
         assert "NORMAL-NEIGHBOUR" in json.dumps(mock.stats()["request_log"])
         assert not leaked(mock)
+
+
+def test_the_shared_table_with_the_extension():
+    """`secret_paths.json` is also run by the extension's own rules (extension/test/secretFiles.test.ts)."""
+    from pathlib import Path
+
+    from kestrel.context.exclusion import is_excluded_path
+
+    cases = json.loads((Path(__file__).parent / "secret_paths.json").read_text())["cases"]
+    assert [c["path"] for c in cases if is_excluded_path(c["path"]) != c["excluded"]] == []

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import type { Chip, Conversation, Effort, FromWebview, SteerMark, ToWebview, Turn } from "./protocol";
 import { ConversationStore, appendTurn, newConversation, toMessages } from "./transcript";
 import { contextBlock } from "./context";
+import { isSecretPath } from "../secretFiles";
 
 export interface ChatClient {
   sendRequest<R>(method: string, params: unknown): Promise<R>;
@@ -119,7 +120,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   async explain(data: { uri?: string; message?: string; startLine?: number; endLine?: number } | undefined): Promise<void> {
     await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
     if (!data?.uri) return;
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(data.uri));
+    const uri = vscode.Uri.parse(data.uri);
+    if (isSecretPath(uri.path)) {
+      void vscode.window.showWarningMessage("Kestrel: this file is excluded (a secret file): nothing was sent.");
+      return;
+    }
+    const doc = await vscode.workspace.openTextDocument(uri);
     const first = data.startLine ?? 0;
     const last = data.endLine ?? first;
     const code = doc.getText(new vscode.Range(first, 0, last, doc.lineAt(Math.min(last, doc.lineCount - 1)).text.length));

@@ -1,15 +1,9 @@
 /** Context chips → text for the model. Secret files are never attached (same rules as the server). */
 import * as vscode from "vscode";
 import type { Chip } from "./protocol";
+import { isSecretPath } from "../secretFiles";
 
-const SECRET = [/(^|\/)\.env[^/]*$/, /\.env$/, /\.(pem|key|p12|pfx|keystore)$/, /(^|\/)id_(rsa|ed25519|ecdsa)[^/]*$/,
-  /(^|\/)\.(netrc|npmrc|pypirc)$/, /(^|\/)credentials[^/]*$/, /(^|\/)\.git\//];
 const MAX_FILE_CHARS = 20_000;
-
-export function isSecretPath(path: string): boolean {
-  const p = path.replace(/\\/g, "/");
-  return SECRET.some((re) => re.test(p));
-}
 
 function fence(label: string, body: string, lang = ""): string {
   return `${label}:\n\`\`\`${lang}\n${body}\n\`\`\``;

@@ -117,6 +117,7 @@ export function writeWorkspace(dirs) {
   fs.writeFileSync(mainPy, "def compute(n):\n    return n * 2\n\n\n");
   fs.writeFileSync(path.join(dirs.ws, "config.json"), '{\n  "a": 1,\n  "b": 2,\n}\n');
   fs.writeFileSync(path.join(dirs.ws, "edit.py"), "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n");
+  fs.writeFileSync(path.join(dirs.ws, "apply_target.py"), "A = 0\n");
   return mainPy;
 }
 

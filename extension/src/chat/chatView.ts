@@ -260,7 +260,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const doc = editor.document;
     const range = editor.selection.isEmpty ? new vscode.Range(editor.selection.active, editor.selection.active) : editor.selection;
     const proposedText = doc.getText(new vscode.Range(doc.positionAt(0), range.start)) + code + doc.getText(new vscode.Range(range.end, doc.positionAt(doc.getText().length)));
-    const proposedUri = vscode.Uri.parse(`${PROPOSED_SCHEME}:/${encodeURIComponent(doc.fileName)}?${Date.now()}`);
+    // Built from parts, never parsed from a string: a percent-encoded absolute path decodes to
+    // `//home/...`, which VS Code rejects as a URI (Apply then did nothing on Linux and macOS).
+    const proposedUri = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: doc.uri.path, query: String(Date.now()) });
     this.proposed.set(proposedUri.toString(), proposedText);
     const version = doc.version;
     await vscode.commands.executeCommand("vscode.diff", doc.uri, proposedUri, `Kestrel: review ${vscode.workspace.asRelativePath(doc.uri)}`);

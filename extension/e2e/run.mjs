@@ -22,6 +22,7 @@ import chat from "./scenarios/chat.mjs";
 import quickFix from "./scenarios/quickFix.mjs";
 import inlineEdit from "./scenarios/inlineEdit.mjs";
 import chatApply from "./scenarios/chatApply.mjs";
+import chatQueue from "./scenarios/chatQueue.mjs";
 import apiKey from "./scenarios/apiKey.mjs";
 import crashRestart from "./scenarios/crashRestart.mjs";
 import privateInstall from "./scenarios/privateInstall.mjs";
@@ -29,7 +30,7 @@ import untrustedWorkspace from "./scenarios/untrustedWorkspace.mjs";
 
 // In this order: later scenarios start from the editor state the earlier ones leave
 // (untrustedWorkspace runs its own code-server and leaves the first one alone).
-const ALL = [ghostText, latency, toggle, chat, quickFix, inlineEdit, chatApply, apiKey, crashRestart, privateInstall, untrustedWorkspace];
+const ALL = [ghostText, latency, toggle, chat, quickFix, inlineEdit, chatApply, chatQueue, apiKey, crashRestart, privateInstall, untrustedWorkspace];
 const ONLY = (process.env.KESTREL_E2E_ONLY || "").split(",").map((s) => s.trim()).filter(Boolean);
 const SCENARIOS = ONLY.length ? ALL.filter((s) => ONLY.includes(s.name)) : ALL;
 if (ONLY.length && SCENARIOS.length !== ONLY.length) {

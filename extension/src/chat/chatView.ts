@@ -5,7 +5,7 @@
  */
 import * as vscode from "vscode";
 import { randomBytes } from "node:crypto";
-import type { Chip, Conversation, Effort, FromWebview, SteerMark, ToWebview, Turn } from "./protocol";
+import type { Chip, Conversation, Effort, FromWebview, SteerMark, ToWebview, Turn, QueuedMessage } from "./protocol";
 import { ConversationStore, appendTurn, newConversation, toMessages } from "./transcript";
 import { contextBlock } from "./context";
 import { isSecretPath } from "../secretFiles";
@@ -31,7 +31,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private readonly store: ConversationStore;
   private conversation: Conversation;
   private turnId: string | undefined;
-  private queued: string[] = [];
+  /** Sent one by one after the running answer ends; kept (not sent) when the user stops it. */
+  private queued: QueuedMessage[] = [];
   private readonly proposed = new Map<string, string>();
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -130,7 +131,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const last = data.endLine ?? first;
     const code = doc.getText(new vscode.Range(first, 0, last, doc.lineAt(Math.min(last, doc.lineCount - 1)).text.length));
     const question = `Explain this problem and how to fix it: ${data.message ?? ""}\n\n\`\`\`${doc.languageId}\n${code}\n\`\`\``;
-    if (this.turnId) this.queued.push(question);
+    if (this.turnId) this.queued.push({ id: this.newId(), text: question, chips: [] });
     else await this.send(question, []);
   }
 
@@ -150,10 +151,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case "steer":
         return this.steer(msg.text);
       case "queue":
-        this.queued.push(msg.text);
+        this.queued.push({ id: this.newId(), text: msg.text, chips: msg.chips });
+        return this.pushState();
+      case "queueSend": {
+        const item = this.queued.find((q) => q.id === msg.id);
+        if (!item || this.turnId) return this.pushState();
+        this.queued = this.queued.filter((q) => q !== item);
+        return this.send(item.text, item.chips);
+      }
+      case "queueRemove":
+        this.queued = this.queued.filter((q) => q.id !== msg.id);
         return this.pushState();
       case "stop":
-        this.queued = [];
+        // The queue stays: the user decides what to send next (Send now / Edit / Remove).
         if (this.turnId) await this.client()?.sendRequest("kestrel/stopChat", { id: this.turnId });
         return;
       case "newChat":
@@ -232,11 +242,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     await this.store.save(this.conversation);
     this.post({ type: "done", turn, queued: this.queued });
     this.pushState(); // refreshes the history list (the new conversation's title)
-    const next = this.queued.shift();
+    // A stopped answer keeps the queue waiting; otherwise the next queued message goes, with its chips.
+    const next = turn.stopped ? undefined : this.queued.shift();
     if (next !== undefined) {
       this.conversation = { ...this.conversation };
       this.pushState();
-      await this.send(next, []);
+      await this.send(next.text, next.chips);
     }
   }
 

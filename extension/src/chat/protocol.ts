@@ -32,12 +32,21 @@ export interface Chip {
   enabled: boolean;
 }
 
+/** A message typed while an answer streamed (Tab), with the chips it was typed with. */
+export interface QueuedMessage {
+  id: string;
+  text: string;
+  chips: Chip["kind"][];
+}
+
 /** webview → extension */
 export type FromWebview =
   | { type: "ready" }
   | { type: "send"; text: string; chips: Chip["kind"][] }
   | { type: "steer"; text: string }
-  | { type: "queue"; text: string }
+  | { type: "queue"; text: string; chips: Chip["kind"][] }
+  | { type: "queueSend"; id: string }
+  | { type: "queueRemove"; id: string }
   | { type: "stop" }
   | { type: "newChat" }
   | { type: "openChat"; id: string }
@@ -48,8 +57,8 @@ export type FromWebview =
 
 /** extension → webview */
 export type ToWebview =
-  | { type: "state"; conversation: Conversation; history: { id: string; title: string }[]; effort: Effort; chips: Chip[]; busy: boolean; queued: string[] }
+  | { type: "state"; conversation: Conversation; history: { id: string; title: string }[]; effort: Effort; chips: Chip[]; busy: boolean; queued: QueuedMessage[] }
   | { type: "delta"; delta: string }
   | { type: "steered"; mark: SteerMark }
-  | { type: "done"; turn: Turn; queued: string[] }
+  | { type: "done"; turn: Turn; queued: QueuedMessage[] }
   | { type: "notice"; text: string };

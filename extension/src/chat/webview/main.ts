@@ -6,7 +6,7 @@
  */
 import MarkdownIt from "markdown-it";
 import hljs from "highlight.js/lib/common";
-import type { Chip, Conversation, Effort, FromWebview, SteerMark, ToWebview, Turn } from "../protocol";
+import type { Chip, Conversation, Effort, FromWebview, QueuedMessage, SteerMark, ToWebview, Turn } from "../protocol";
 import { segments } from "../transcript";
 
 declare function acquireVsCodeApi(): { postMessage(msg: FromWebview): void };
@@ -150,8 +150,37 @@ function renderChips(): void {
   );
 }
 
-function renderQueue(queued: string[]): void {
-  queueBar.textContent = queued.length ? `queued: ${queued.join(" · ")}` : "";
+/** Each queued message with its chips and what the user can do with it (sent by itself after an
+ * answer that ends; kept after Stop). */
+function renderQueue(queued: QueuedMessage[]): void {
+  queueBar.replaceChildren(
+    ...queued.map((q) => {
+      const row = document.createElement("div");
+      row.className = "queued";
+      const text = document.createElement("span");
+      text.className = "queued-text";
+      text.textContent = q.chips.length ? `${q.text} (with ${q.chips.join(", ")})` : q.text;
+      row.appendChild(text);
+      const actions: [string, () => void][] = [
+        ["Send now", () => post({ type: "queueSend", id: q.id })],
+        ["Edit", () => {
+          input.value = q.text;
+          input.focus();
+          post({ type: "queueRemove", id: q.id });
+        }],
+        ["Remove", () => post({ type: "queueRemove", id: q.id })],
+      ];
+      for (const [label, run] of actions) {
+        const b = document.createElement("button");
+        b.textContent = label;
+        b.className = `queued-${label.toLowerCase().replace(" ", "-")}`;
+        if (label === "Send now") b.disabled = busy;
+        b.addEventListener("click", run);
+        row.appendChild(b);
+      }
+      return row;
+    }),
+  );
 }
 
 function setBusy(value: boolean): void {
@@ -228,7 +257,7 @@ input.addEventListener("keydown", (e: KeyboardEvent) => {
   } else if (e.key === "Tab" && busy && text) {
     e.preventDefault();
     input.value = "";
-    post({ type: "queue", text }); // Tab: queue it for after the answer
+    post({ type: "queue", text, chips: chips.filter((c) => c.enabled).map((c) => c.kind) }); // Tab: queue it for after the answer, with its chips
   }
 });
 stopButton.addEventListener("click", () => post({ type: "stop" }));

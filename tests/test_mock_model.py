@@ -100,8 +100,9 @@ async def test_chat_stream_with_usage(client: AsyncOpenAI, mock: MockModelServer
     assert "".join(parts) == TEXT
     assert finish == "stop"
     assert usage is not None and usage.completion_tokens == len(TOKENS)
-    s = mock.stats()
-    assert s["streams_completed"] == 1 and s["tokens_sent"] == len(TOKENS)
+    # The mock counts a stream once it has finished writing it, which may be just after the client read [DONE].
+    await wait_for(lambda: mock.stats()["streams_completed"] == 1)
+    assert mock.stats()["tokens_sent"] == len(TOKENS)
 
 
 async def test_chat_max_tokens(client: AsyncOpenAI):

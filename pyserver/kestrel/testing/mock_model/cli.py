@@ -62,22 +62,19 @@ def main(argv: Optional[list[str]] = None) -> int:
         loop = asyncio.get_running_loop()
 
         def ready() -> None:
+            # Signal handlers before the READY line: whoever reads it may stop the mock at once
+            # (SIGTERM right after the first request), and it must still exit cleanly.
+            shutdown = server._shutdown
+            assert shutdown is not None  # set by _serve before it starts serving
+            for signame in ("SIGINT", "SIGTERM"):
+                try:
+                    loop.add_signal_handler(getattr(signal, signame), shutdown.set)
+                except (NotImplementedError, AttributeError, RuntimeError):  # pragma: no cover
+                    signal.signal(getattr(signal, signame), lambda *_: loop.call_soon_threadsafe(shutdown.set))
             sys.stdout.write(f"MOCK_READY {server.base_url}\n")
             sys.stdout.flush()
 
-        task = asyncio.ensure_future(server._serve(ready))
-        while server._shutdown is None and not task.done():
-            await asyncio.sleep(0.001)
-        if task.done():
-            await task
-            return
-        shutdown = server._shutdown
-        for signame in ("SIGINT", "SIGTERM"):
-            try:
-                loop.add_signal_handler(getattr(signal, signame), shutdown.set)
-            except (NotImplementedError, AttributeError, RuntimeError):  # pragma: no cover
-                signal.signal(getattr(signal, signame), lambda *_: loop.call_soon_threadsafe(shutdown.set))
-        await task
+        await server._serve(ready)
 
     try:
         asyncio.run(run())

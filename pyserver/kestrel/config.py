@@ -366,10 +366,22 @@ def load_settings(
 ) -> Settings:
     """Build Settings from every source; raises SettingsError with a readable message. `api_key`
     is the first key (see `offered_keys`) bound to the endpoint the settings resolve to, else None."""
+    return load_settings_and_keys(init_options, changed, environ, client_keys)[0]
+
+
+def load_settings_and_keys(
+    init_options: Mapping[str, Any] | None = None,
+    changed: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    client_keys: Iterable[keys.BoundKey] = (),
+) -> tuple[Settings, list[keys.BoundKey]]:
+    """`load_settings`, and every key offered (the one picked among them), for callers that
+    register the keys with the redactor or say which one is missing."""
     env = dict(os.environ if environ is None else environ)
     s = _apply(Settings(), env_overrides(env))
     s = _apply(s, _flatten(init_options))
     s = _apply(s, _flatten(changed))
     s = _validate(_resolve_preset(dataclasses.replace(s, api_key=None), env))
-    chosen = keys.pick(offered_keys(init_options, changed, env, client_keys), endpoint_of(s))
-    return dataclasses.replace(s, api_key=chosen.secret if chosen else None)
+    offered = offered_keys(init_options, changed, env, client_keys)
+    chosen = keys.pick(offered, endpoint_of(s))
+    return dataclasses.replace(s, api_key=chosen.secret if chosen else None), offered

@@ -44,6 +44,14 @@ class Core:
         """Secrets files and the user's excludeGlobs never reach a model."""
         return is_excluded(uri, self.host.settings.completion.exclude_globs)
 
+    def refusal(self, uri: str) -> str | None:
+        """Why nothing of this document may reach a model (a message for the user), or None: it is
+        excluded (secrets, excludeGlobs) or was set aside as too large. Every feature that reads a
+        document asks this first."""
+        if self.excluded(uri):
+            return "this file is excluded from Kestrel (secrets or excludeGlobs)"
+        return self.documents.too_large(uri)
+
     def resources(self) -> dict:
         """Resource counts for soak tests and bug reports (no document text, no secrets)."""
         try:

@@ -9,8 +9,8 @@ import logging
 from typing import Any, Callable
 
 from .. import redact
-from ..config import (Settings, SettingsError, bind_key, endpoint_for, load_settings, missing_key_hint,
-                      offered_keys)
+from ..config import (Settings, SettingsError, bind_key, endpoint_for, load_settings_and_keys,
+                      missing_key_hint)
 from ..keys import BoundKey, Endpoint
 from ..providers.base import Provider, ProviderError
 from ..status import StatusReporter
@@ -123,11 +123,10 @@ class ModelHost:
         # startup options (so a value can be cleared), on top of the environment.
         sources = (None if self._changed else self._init_options, self._changed)
         try:
-            new = load_settings(*sources, client_keys=self._client_keys.values())
+            new, offered = load_settings_and_keys(*sources, client_keys=self._client_keys.values())
         except SettingsError as exc:
             self.status.unconfigured(f"Kestrel: invalid settings: {exc}")
             return
-        offered = offered_keys(*sources, client_keys=self._client_keys.values())
         for key in offered:  # every key the server holds is masked in every message it sends
             redact.register_secret(key.secret)
         self._missing_key = missing_key_hint(new, offered)

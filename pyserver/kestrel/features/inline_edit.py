@@ -31,11 +31,9 @@ class InlineEditFeature:
         edit_id = str(data.get("id") or f"edit-{time.monotonic_ns()}")
         await core.host.wait_ready()
         uri = str(data.get("uri", ""))
-        if core.excluded(uri):
-            return {"id": edit_id, "error": "this file is excluded from Kestrel (secrets or excludeGlobs)"}
-        too_large = core.documents.too_large(uri)
-        if too_large:
-            return {"id": edit_id, "error": too_large}
+        refused = core.refusal(uri)
+        if refused:
+            return {"id": edit_id, "error": refused}
         doc = core.documents.get(uri)
         if doc is None:
             return {"id": edit_id, "error": "the document is not open"}

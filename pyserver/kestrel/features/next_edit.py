@@ -26,7 +26,7 @@ class NextEditFeature:
             return None
         data = plain(params) or {}
         uri = str(data.get("uri", ""))
-        if core.excluded(uri) or core.documents.too_large(uri):
+        if core.refusal(uri):
             return None  # an automatic suggestion: nothing to offer, nothing to report
         doc = core.documents.get(uri)
         provider = core.host.provider

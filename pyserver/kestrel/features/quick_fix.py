@@ -19,18 +19,11 @@ class QuickFixFeature:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    def _refusal(self, uri: str) -> str | None:
-        """Why nothing of this document may reach a model (a message for the user), or None.
-        Checked again when an action runs: a client may send any URI in the action's data."""
-        if self.core.excluded(uri):
-            return "Kestrel: this file is excluded from Kestrel (secrets or excludeGlobs)"
-        too_large = self.core.documents.too_large(uri)
-        return f"Kestrel: {too_large}" if too_large else None
-
     def _refused(self, uri: str) -> bool:
-        refusal = self._refusal(uri)
+        """Checked again when an action runs: a client may send any URI in the action's data."""
+        refusal = self.core.refusal(uri)
         if refusal:
-            self.core.status.error_once("refused", refusal)
+            self.core.status.error_once("refused", f"Kestrel: {refusal}")
         return refusal is not None
 
     def _supports_resolve(self) -> bool:
@@ -42,7 +35,7 @@ class QuickFixFeature:
         """One "Fix" and one "Explain" per diagnostic; no model call until one is picked."""
         uri = params.text_document.uri
         doc = self.core.documents.get(uri)
-        if doc is None or self._refusal(uri):
+        if doc is None or self.core.refusal(uri):
             return []
         lazy_resolve = self._supports_resolve()
         actions = []

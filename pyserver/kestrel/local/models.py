@@ -86,9 +86,6 @@ def _package_dir(package: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-sha256_of = cache.sha256_of
-
-
 def private_cache_dir() -> Path:
     """The cache directory, created private; ModelNotFound if another user could change it."""
     try:

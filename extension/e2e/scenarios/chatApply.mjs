@@ -40,8 +40,12 @@ export default async function chatApply(t) {
     return pred();
   }, 30_000, 100);
 
+  const reviewClosed = () => waitFor("the review tab to close", async () =>
+    (await page.locator(".tab", { hasText: "Kestrel: review apply_target.py" }).count()) === 0, 10_000, 100);
+
   // Reject: the file stays byte for byte.
   await (await review()).getByRole("button", { name: "Reject" }).click();
+  await reviewClosed();
   await backToTarget();
   await page.keyboard.press("Control+S");
   await sleep(500);
@@ -50,6 +54,7 @@ export default async function chatApply(t) {
   // Apply: the change lands in that file; one undo step restores it.
   await page.keyboard.press("Control+Home");
   await (await review()).getByRole("button", { name: "Apply" }).click();
+  await reviewClosed();
   await backToTarget();
   const applied = () => { const s = fs.readFileSync(target, "utf8"); return s.startsWith("B = 2") && s.endsWith(original); };
   await saveUntil("apply_target.py applied on disk", applied);

@@ -279,6 +279,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     await vscode.commands.executeCommand("vscode.diff", doc.uri, proposedUri, `Kestrel: review ${vscode.workspace.asRelativePath(doc.uri)}`);
     const choice = await vscode.window.showInformationMessage("Apply Kestrel's change to this file?", "Apply", "Reject");
     this.proposed.delete(proposedUri.toString());
+    await closeReview(proposedUri);
     if (choice !== "Apply") return;
     if (doc.version !== version) return void vscode.window.showWarningMessage("Kestrel: the file changed meanwhile; nothing was applied.");
     const edit = new vscode.WorkspaceEdit();
@@ -287,3 +288,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 }
 
+/** Close the review once it is decided: its proposed side no longer exists. */
+async function closeReview(proposed: vscode.Uri): Promise<void> {
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter(
+    (tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === proposed.toString(),
+  );
+  if (tabs.length) await vscode.window.tabGroups.close(tabs);
+}

@@ -12,8 +12,11 @@ import logging
 from typing import Any, Callable
 
 from .providers.base import ProviderError, StreamStats
+from .providers.reasoning import EffortSupport
 
 log = logging.getLogger(__name__)
+
+_NO_MODEL_EFFORT = EffortSupport(False, "No model configured: the effort setting has no effect")
 
 
 class StatusReporter:
@@ -28,6 +31,9 @@ class StatusReporter:
         self.last_ttft_ms: float | None = None
         self.last_tokens_per_s: float | None = None
         self.message: str | None = None
+        # What `kestrel.effort` does with this provider and model: the chat panel's effort picker is
+        # disabled, with the note as its tooltip, where it would do nothing.
+        self.effort = _NO_MODEL_EFFORT
         self._key_note: str | None = None  # shown while ready: which API key this endpoint lacks
         self._shown_errors: set[str] = set()
         self._scheduled: asyncio.TimerHandle | None = None
@@ -42,6 +48,8 @@ class StatusReporter:
             "ttftMs": None if self.last_ttft_ms is None else round(self.last_ttft_ms, 1),
             "tokensPerSec": None if self.last_tokens_per_s is None else round(self.last_tokens_per_s, 1),
             "message": self.message,
+            "effortSupported": self.effort.supported,
+            "effortNote": self.effort.note,
         }
 
     def publish_soon(self, delay: float = 0.005) -> None:
@@ -60,9 +68,12 @@ class StatusReporter:
         except Exception:  # the client went away: nothing to tell
             log.debug("status notify failed", exc_info=True)
 
-    def configured(self, provider: str, model: str, connection: str, note: str | None = None) -> None:
-        """Ready; `note` says what is missing all the same (no API key bound to this endpoint)."""
+    def configured(self, provider: str, model: str, connection: str, effort: EffortSupport,
+                   note: str | None = None) -> None:
+        """Ready; `note` says what is missing all the same (no API key bound to this endpoint);
+        `effort`: whether the effort setting reaches this model (`providers.reasoning.effort_support`)."""
         self.provider, self.model, self.connection = provider, model, connection
+        self.effort = effort
         self.state, self.message, self._key_note = "ready", note, note
         self.publish()
 
@@ -77,6 +88,7 @@ class StatusReporter:
 
     def unconfigured(self, reason: str) -> None:
         self.provider, self.model, self.state, self.message = "", "", "unconfigured", reason
+        self.effort = _NO_MODEL_EFFORT
         self.publish()
         self.error_once("config", reason)
 

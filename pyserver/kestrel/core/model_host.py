@@ -5,6 +5,7 @@ and may subscribe to changes (the completion engine drops its streams on a new p
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from typing import Any, Callable
 
@@ -13,6 +14,7 @@ from ..config import (Settings, SettingsError, bind_key, endpoint_for, load_sett
                       missing_key_hint)
 from ..keys import BoundKey, Endpoint
 from ..providers.base import Provider, ProviderError
+from ..providers.reasoning import effort_support
 from ..status import StatusReporter
 from .embedded import EmbeddedModel
 from .payload import plain
@@ -21,6 +23,9 @@ log = logging.getLogger(__name__)
 
 # The fields that need a new provider (a new client, socket or child process) when they change.
 _TRANSPORT_FIELDS = ("provider", "base_url", "model", "api_key", "http2", "fim_template", "local")
+# The fields a provider reads per request: a change reaches the running provider at once (the
+# chat panel's effort picker takes effect on the next turn, without a new connection).
+_PER_REQUEST_FIELDS = ("effort", "predicted_outputs")
 
 
 class ModelHost:
@@ -137,6 +142,9 @@ class ModelHost:
         if transport_changed:
             await self._replace_provider(new)
         else:
+            self.effective = dataclasses.replace(self.effective, **{f: getattr(new, f) for f in _PER_REQUEST_FIELDS})
+            if self.provider is not None:
+                self.provider.settings = self.effective
             self._changed_now()
             if self.provider is not None:
                 self.status.key_note(self._missing_key)
@@ -177,7 +185,7 @@ class ModelHost:
         self.provider = provider
         self._changed_now()
         self.status.configured(settings.preset or settings.provider or "", provider.model, provider.connection_state,
-                               note=self._missing_key)
+                               effort_support(provider.kind, provider.model), note=self._missing_key)
         if self._missing_key:
             log.warning("%s", self._missing_key)
         await provider.prewarm()

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Protocol
+from typing import TYPE_CHECKING, AsyncIterator, Protocol
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class WebSocketRefusedError(ProviderError):
 class Provider(Protocol):
     kind: str
     model: str
+    settings: "Settings"  # read per request (effort...): the host swaps in a changed one (core.model_host)
 
     @property
     def connection_state(self) -> str: ...
@@ -116,6 +120,7 @@ class Provider(Protocol):
     def chat(self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None,
              deterministic: bool = False) -> AsyncIterator[str]:
         """Stream an assistant answer to chat-style messages (`deterministic`: greedy where the
-        model takes a temperature, for fixes and edits)."""
+        model takes a temperature, for fixes and edits), at `settings.effort` where the model
+        takes a reasoning effort (providers.reasoning)."""
 
     async def aclose(self) -> None: ...

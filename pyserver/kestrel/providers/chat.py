@@ -7,6 +7,7 @@ from typing import AsyncIterator
 from .base import CompletionPrompt, StreamStats
 from .openai_http import HttpProvider
 from .prompts import completion_messages
+from .reasoning import COMPLETION_EFFORT, chat_completions_effort, is_openai_reasoning_model
 
 
 class ChatCompletionsProvider(HttpProvider):
@@ -14,25 +15,36 @@ class ChatCompletionsProvider(HttpProvider):
 
     @property
     def supports_prediction(self) -> bool:
+        # OpenAI's reasoning models refuse `prediction` (HTTP 400), as they refuse `max_tokens`.
+        if is_openai_reasoning_model(self.model):
+            return False
         return "api.openai.com" in (self.settings.base_url or "") or self.settings.predicted_outputs
+
     def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
+        # Ghost text runs at the lowest effort (where the model takes one): it must be instant.
         return self.chat(completion_messages(prompt), stats, max_tokens=prompt.max_tokens, temperature=0.0,
-                         retries=False)
+                         retries=False, effort=COMPLETION_EFFORT)
 
     async def chat(
         self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None,
         temperature: float | None = None, retries: bool = True, prediction: str | None = None,
-        deterministic: bool = False,
+        deterministic: bool = False, effort: str | None = None,
     ) -> AsyncIterator[str]:
         params: dict = {"model": self.model, "messages": messages}
+        # Chat turns and fixes use the configured effort (read per request: the picker changes it live).
+        reasoning_effort = chat_completions_effort(self.model, effort or self.settings.effort)
+        if reasoning_effort:
+            params["reasoning_effort"] = reasoning_effort
+        fixed_sampling = is_openai_reasoning_model(self.model)
         if deterministic and temperature is None:
             temperature = 0.0  # a fix or an edit: the model's best answer, not a sample (servers default to ~0.8)
         if prediction is not None and self.supports_prediction:
             # Predicted Outputs: unchanged text streams at full speed (OpenAI Chat Completions only).
             params["prediction"] = {"type": "content", "content": prediction}
         if max_tokens:
-            params["max_tokens"] = max_tokens
-        if temperature is not None:
+            # OpenAI's reasoning models refuse `max_tokens` (HTTP 400): they take `max_completion_tokens`.
+            params["max_completion_tokens" if fixed_sampling else "max_tokens"] = max_tokens
+        if temperature is not None and not fixed_sampling:  # (they refuse any temperature but the default)
             params["temperature"] = temperature
         client = self.http.client if retries else self.http.completion_client
         async with self.http.sse(client.chat.completions, **params) as events:

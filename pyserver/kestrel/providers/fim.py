@@ -22,6 +22,8 @@ class FimProvider(ChatCompletionsProvider):
         self.template = fim_template_for(self.model, settings.fim_template)
 
     async def complete(self, prompt: CompletionPrompt, stats: StreamStats) -> AsyncIterator[str]:
+        # No reasoning effort here: `/v1/completions` has none, and ghost text must stay instant. Chat
+        # turns and fixes go through the inherited `chat` (with the effort where the model takes one).
         params = {
             "model": self.model,
             "prompt": self.template.render(prompt),

@@ -33,6 +33,7 @@ test: setup system-deps
 
 bench: setup
 	$(PY) -m bench.run
+	KESTREL_E2E_ONLY=chatLatency KESTREL_E2E_OUT=bench/out/chat-latency $(MAKE) test-e2e
 
 # Completion quality: HumanEval infilling (single-line, multi-line, random-span), the raw model vs
 # Kestrel through LSP on one local llama.cpp server; a fixed sample, ~28 min on 2 cores. FULL=1 runs

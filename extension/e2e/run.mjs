@@ -23,18 +23,27 @@ import quickFix from "./scenarios/quickFix.mjs";
 import inlineEdit from "./scenarios/inlineEdit.mjs";
 import chatApply from "./scenarios/chatApply.mjs";
 import chatQueue from "./scenarios/chatQueue.mjs";
+import chatContext from "./scenarios/chatContext.mjs";
+import chatFiles from "./scenarios/chatFiles.mjs";
+import chatRetry from "./scenarios/chatRetry.mjs";
+import chatKeys from "./scenarios/chatKeys.mjs";
+import chatHistory from "./scenarios/chatHistory.mjs";
+import chatThemes from "./scenarios/chatThemes.mjs";
 import apiKey from "./scenarios/apiKey.mjs";
 import crashRestart from "./scenarios/crashRestart.mjs";
 import privateInstall from "./scenarios/privateInstall.mjs";
 import untrustedWorkspace from "./scenarios/untrustedWorkspace.mjs";
+import chatLatency from "./scenarios/chatLatency.mjs";
 
 // In this order: later scenarios start from the editor state the earlier ones leave
 // (untrustedWorkspace runs its own code-server and leaves the first one alone).
-const ALL = [ghostText, latency, toggle, chat, quickFix, inlineEdit, chatApply, chatQueue, apiKey, crashRestart, privateInstall, untrustedWorkspace];
+const ALL = [ghostText, latency, toggle, chat, quickFix, inlineEdit, chatApply, chatQueue, chatContext, chatFiles, chatRetry, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace];
+// Benchmarks (make bench) run only when named: they measure, they do not test.
+const BENCH_ONLY = [chatLatency];
 const ONLY = (process.env.KESTREL_E2E_ONLY || "").split(",").map((s) => s.trim()).filter(Boolean);
-const SCENARIOS = ONLY.length ? ALL.filter((s) => ONLY.includes(s.name)) : ALL;
+const SCENARIOS = ONLY.length ? [...ALL, ...BENCH_ONLY].filter((s) => ONLY.includes(s.name)) : ALL;
 if (ONLY.length && SCENARIOS.length !== ONLY.length) {
-  throw new Error(`KESTREL_E2E_ONLY: unknown scenario in ${ONLY.join(",")}; known: ${ALL.map((s) => s.name).join(", ")}`);
+  throw new Error(`KESTREL_E2E_ONLY: unknown scenario in ${ONLY.join(",")}; known: ${[...ALL, ...BENCH_ONLY].map((s) => s.name).join(", ")}`);
 }
 
 async function main() {
@@ -43,9 +52,7 @@ async function main() {
     await setUp(t);
     for (const scenario of SCENARIOS) await scenario(t);
     await t.page.screenshot({ path: path.join(OUT, "final.png") });
-    t.results.checks.screenshots = ["ghost-text.png", "chat-steered.png", "install-offer.png", "final.png"]
-      .map((f) => path.join(OUT, f))
-      .filter((f) => fs.existsSync(f));
+    t.results.checks.screenshots = fs.readdirSync(OUT).filter((f) => f.endsWith(".png")).sort().map((f) => path.join(OUT, f));
     t.results.mockStats = JSON.parse((await httpGet(`${t.mockUrl.replace(/\/v1$/, "")}/_mock/stats`)).body);
   } catch (err) {
     await recordFailure(t, err);

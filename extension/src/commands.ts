@@ -16,8 +16,9 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     "kestrel.selectProvider": () => selectProvider(d.apiKey),
     "kestrel.showMenu": () => showMenu(d),
     "kestrel.showLogs": () => d.log.show(true),
-    "kestrel.focusChat": () => vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`),
+    "kestrel.focusChat": () => d.chat.focus(),
     "kestrel.newChat": () => d.chat.newChat(),
+    "kestrel.stopChat": () => d.chat.stop(),
     "kestrel.restartServer": () => d.server.restart("restart requested"),
     "kestrel.installServer": () => d.installer.install(),
   };

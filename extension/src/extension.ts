@@ -37,7 +37,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // The chat view and the edit features talk to whichever client is running now (they survive
   // restarts), through the trust gate: their kestrel/* requests wait for consent in an untrusted workspace.
   const running = trust.guardClient((): ChatClient | undefined => lifecycle.running());
-  const chat = new ChatViewProvider(context, running, trust.mayUseCode);
+  const chat = new ChatViewProvider(context, running, trust.mayUseCode, statusBar);
   const inlineEdits = new InlineEditController(running);
 
   const lifecycle = new ServerLifecycle({

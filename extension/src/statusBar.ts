@@ -8,6 +8,9 @@ export class StatusBar implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[];
   private currentPhase: ClientPhase = "starting";
   private currentStatus: KestrelStatus | undefined;
+  private readonly statusChanged = new vscode.EventEmitter<KestrelStatus | undefined>();
+  /** The server's status changed or went away (the chat header shows its provider and model). */
+  readonly onDidChangeStatus = this.statusChanged.event;
 
   constructor(private readonly gates: () => ClientGates) {
     this.item = vscode.window.createStatusBarItem("kestrel.status", vscode.StatusBarAlignment.Right, 100);
@@ -15,7 +18,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.command = "kestrel.showMenu";
     this.render();
     this.item.show();
-    this.disposables = [this.item, vscode.window.onDidChangeActiveTextEditor(() => this.render())];
+    this.disposables = [this.item, this.statusChanged, vscode.window.onDidChangeActiveTextEditor(() => this.render())];
   }
 
   get phase(): ClientPhase {
@@ -35,11 +38,13 @@ export class StatusBar implements vscode.Disposable {
   setStatus(status: KestrelStatus): void {
     this.currentStatus = status;
     this.render();
+    this.statusChanged.fire(status);
   }
 
   /** The server is gone: drop its status (shown again at the next render). */
   forgetStatus(): void {
     this.currentStatus = undefined;
+    this.statusChanged.fire(undefined);
   }
 
   render(): void {

@@ -58,11 +58,43 @@ export class Uri {
   static joinPath(u: Uri, ...parts: string[]): Uri {
     return new Uri(u.scheme, [u.path, ...parts].join("/"));
   }
+  /** Built from parts (the query is kept apart from the path, as VS Code does). */
+  static from(parts: { scheme: string; path: string; query?: string }): Uri {
+    const uri = new Uri(parts.scheme, parts.path);
+    (uri as { query?: string }).query = parts.query ?? "";
+    return uri;
+  }
   get fsPath(): string {
     return this.path;
   }
   toString(): string {
-    return `${this.scheme}://${this.path}`;
+    const query = (this as { query?: string }).query;
+    return `${this.scheme}://${this.path}${query ? `?${query}` : ""}`;
+  }
+}
+
+/** The input of a text tab (TabInputText) and of a diff tab (TabInputTextDiff). */
+export class TabInputText {
+  constructor(readonly uri: Uri) {}
+}
+export class TabInputTextDiff {
+  constructor(readonly original: Uri, readonly modified: Uri) {}
+}
+
+/** A WorkspaceEdit that records its entries (replace/insert/createFile) with their metadata. */
+export class WorkspaceEdit {
+  readonly entries: { op: "replace" | "insert" | "createFile"; uri: Uri; range?: Range; text?: string; options?: unknown; metadata?: unknown }[] = [];
+  get size(): number {
+    return new Set(this.entries.map((e) => e.uri.toString())).size;
+  }
+  replace(uri: Uri, range: Range, text: string, metadata?: unknown): void {
+    this.entries.push({ op: "replace", uri, range, text, metadata });
+  }
+  insert(uri: Uri, position: Position, text: string, metadata?: unknown): void {
+    this.entries.push({ op: "insert", uri, range: new Range(position, position), text, metadata });
+  }
+  createFile(uri: Uri, options?: unknown, metadata?: unknown): void {
+    this.entries.push({ op: "createFile", uri, options, metadata });
   }
 }
 
@@ -116,6 +148,26 @@ export const fake = {
   commands: new Map<string, (...args: unknown[]) => unknown>(),
   onDidChangeTextDocument: new EventEmitter<unknown>(),
   inputBoxes: [] as ReturnType<typeof inputBox>[],
+  /** Added for the chat: the editor's events, its tabs, the workspace folders, what the user answers. */
+  onDidChangeActiveTextEditor: new EventEmitter<unknown>(),
+  onDidChangeTextEditorSelection: new EventEmitter<unknown>(),
+  onDidChangeTabs: new EventEmitter<unknown>(),
+  onDidChangeDiagnostics: new EventEmitter<unknown>(),
+  /** The text tabs open (all in one group), by URI. */
+  tabs: [] as Uri[],
+  workspaceFolders: [] as { uri: Uri; name: string; index: number }[],
+  /** What the user answers to an information message (the review toasts); undefined closes it. */
+  infoAnswer: undefined as string | undefined,
+  infos: [] as string[],
+  /** What the user types into showInputBox; undefined is Escape. */
+  inputBoxAnswer: undefined as string | undefined,
+  inputBoxOptions: [] as unknown[],
+  /** Every executeCommand call, and every WorkspaceEdit applied. */
+  executed: [] as { command: string; args: unknown[] }[],
+  applied: [] as WorkspaceEdit[],
+  diagnostics: [] as { range: Range; message: string }[],
+  terminals: [] as { name: string; sent: string[]; exitStatus: undefined; show: () => void; sendText: (t: string) => void }[],
+  clipboard: "",
   reset(): void {
     this.trusted = false;
     this.settings = {};
@@ -127,6 +179,21 @@ export const fake = {
     this.commands.clear();
     this.onDidChangeTextDocument = new EventEmitter<unknown>();
     this.inputBoxes = [];
+    this.onDidChangeActiveTextEditor = new EventEmitter<unknown>();
+    this.onDidChangeTextEditorSelection = new EventEmitter<unknown>();
+    this.onDidChangeTabs = new EventEmitter<unknown>();
+    this.onDidChangeDiagnostics = new EventEmitter<unknown>();
+    this.tabs = [];
+    this.workspaceFolders = [];
+    this.infoAnswer = undefined;
+    this.infos = [];
+    this.inputBoxAnswer = undefined;
+    this.inputBoxOptions = [];
+    this.executed = [];
+    this.applied = [];
+    this.diagnostics = [];
+    this.terminals = [];
+    this.clipboard = "";
   },
 };
 
@@ -176,6 +243,9 @@ export const vscode = {
   Selection,
   Uri,
   ThemeColor,
+  TabInputText,
+  TabInputTextDiff,
+  WorkspaceEdit,
   ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
   InlineCompletionTriggerKind: { Invoke: 0, Automatic: 1 },
   ViewColumn: { Beside: -2 },
@@ -193,6 +263,23 @@ export const vscode = {
       return doc;
     },
     asRelativePath: (uri: Uri) => uri.path.split("/").pop() ?? uri.path,
+    get textDocuments() {
+      return [...fake.documents.values()];
+    },
+    get workspaceFolders() {
+      return fake.workspaceFolders.length ? fake.workspaceFolders : undefined;
+    },
+    getWorkspaceFolder: (uri: Uri) => fake.workspaceFolders.find((f) => uri.path.startsWith(`${f.uri.path}/`)),
+    fs: {
+      stat: async (uri: Uri) => {
+        if (!fake.documents.has(uri.toString())) throw new Error(`no file ${uri.toString()}`);
+        return { type: 1 };
+      },
+    },
+    applyEdit: async (edit: WorkspaceEdit) => {
+      fake.applied.push(edit);
+      return true;
+    },
   },
   window: {
     get activeTextEditor() {
@@ -201,7 +288,36 @@ export const vscode = {
     get visibleTextEditors() {
       return fake.activeTextEditor ? [fake.activeTextEditor] : [];
     },
-    tabGroups: { all: [] },
+    tabGroups: {
+      get all() {
+        return fake.tabs.length ? [{ tabs: fake.tabs.map((uri) => ({ input: new TabInputText(uri) })) }] : [];
+      },
+      onDidChangeTabs: (l: Listener<unknown>) => fake.onDidChangeTabs.event(l),
+      close: async () => true,
+    },
+    onDidChangeActiveTextEditor: (l: Listener<unknown>) => fake.onDidChangeActiveTextEditor.event(l),
+    onDidChangeTextEditorSelection: (l: Listener<unknown>) => fake.onDidChangeTextEditorSelection.event(l),
+    showInputBox: async (options: unknown) => {
+      fake.inputBoxOptions.push(options);
+      return fake.inputBoxAnswer;
+    },
+    showTextDocument: async () => undefined,
+    get terminals() {
+      return fake.terminals;
+    },
+    createTerminal: (options: { name: string }) => {
+      const terminal = {
+        name: options.name,
+        sent: [] as string[],
+        exitStatus: undefined,
+        show: () => undefined,
+        sendText(text: string) {
+          this.sent.push(text);
+        },
+      };
+      fake.terminals.push(terminal);
+      return terminal;
+    },
     showWarningMessage: async (message: string) => {
       fake.warnings.push(message);
       return fake.answer;
@@ -210,7 +326,10 @@ export const vscode = {
       fake.errors.push(message);
       return undefined;
     },
-    showInformationMessage: async () => undefined,
+    showInformationMessage: async (message: string) => {
+      fake.infos.push(message);
+      return fake.infoAnswer;
+    },
     setStatusBarMessage: () => disposable,
     createTextEditorDecorationType: () => disposable,
     createInputBox: () => {
@@ -224,9 +343,22 @@ export const vscode = {
       fake.commands.set(id, f);
       return disposable;
     },
-    executeCommand: async () => undefined,
+    executeCommand: async (command: string, ...args: unknown[]) => {
+      fake.executed.push({ command, args });
+      return undefined;
+    },
   },
-  languages: { getDiagnostics: () => [] },
+  languages: {
+    getDiagnostics: () => fake.diagnostics,
+    onDidChangeDiagnostics: (l: Listener<unknown>) => fake.onDidChangeDiagnostics.event(l),
+  },
+  env: {
+    clipboard: {
+      writeText: async (text: string) => {
+        fake.clipboard = text;
+      },
+    },
+  },
 };
 
 /** An editor on `doc` with `selection`, made the active one. */

@@ -111,13 +111,63 @@ export function settingsWriter(dirs) {
   };
 }
 
-/** The workspace: main.py, and the files for the quick-fix and inline-edit scenarios (present from the start, so quick open finds them). */
+/** The small multi-file Python project the chat scenarios attach, apply to and insert into. */
+export const PROJECT = {
+  "models.py": [
+    "from dataclasses import dataclass",
+    "",
+    "",
+    "@dataclass",
+    "class Task:",
+    "    title: str",
+    "    done: bool = False",
+    "",
+    "",
+    "def format_task(task):",
+    '    mark = "x" if task.done else " "',
+    '    return f"[{mark}] {task.title}"',
+    "",
+    "",
+    "def new_task(title):",
+    "    return Task(title.strip())",
+    "",
+  ].join("\n"),
+  "utils.py": [
+    "def slugify(text):",
+    '    return "-".join(text.lower().split())',
+    "",
+    "",
+    "def pluralize(word, n):",
+    '    return word if n == 1 else word + "s"',
+    "",
+  ].join("\n"),
+  "tasks.py": [
+    "from models import Task, format_task, new_task",
+    "from utils import pluralize",
+    "",
+    "",
+    "def summary(tasks):",
+    "    open_tasks = [t for t in tasks if not t.done]",
+    '    return f"{len(open_tasks)} open {pluralize(\'task\', len(open_tasks))}"',
+    "",
+    "",
+    "def report(tasks):",
+    '    return "\\n".join(format_task(t) for t in tasks)',
+    "",
+  ].join("\n"),
+};
+
+/**
+ * The workspace: main.py, the files for the quick-fix and inline-edit scenarios, and PROJECT for
+ * the chat scenarios (present from the start, so quick open finds them).
+ */
 export function writeWorkspace(dirs) {
   const mainPy = path.join(dirs.ws, "main.py");
   fs.writeFileSync(mainPy, "def compute(n):\n    return n * 2\n\n\n");
   fs.writeFileSync(path.join(dirs.ws, "config.json"), '{\n  "a": 1,\n  "b": 2,\n}\n');
   fs.writeFileSync(path.join(dirs.ws, "edit.py"), "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n");
   fs.writeFileSync(path.join(dirs.ws, "apply_target.py"), "A = 0\n");
+  for (const [name, text] of Object.entries(PROJECT)) fs.writeFileSync(path.join(dirs.ws, name), text);
   return mainPy;
 }
 

@@ -14,7 +14,9 @@ export function workbenchHelpers(page) {
     await page.keyboard.press("Control+P");
     await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
     await page.locator(".quick-input-widget input").fill(name);
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
+    // The *focused* row, not just any row: until quick open has re-filtered, the focused row is
+    // still the most recently opened file and Enter would reopen that one.
+    await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: name }).first().waitFor();
     await page.keyboard.press("Enter");
     await page.locator(".tab.active", { hasText: name }).waitFor();
     const ed = page.locator(".editor-instance .monaco-editor").first();

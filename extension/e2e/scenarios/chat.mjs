@@ -31,7 +31,8 @@ export default async function chat(t) {
   await input.press("Enter"); // Enter while streaming steers the running answer
   const done = chatFrame.locator(".turn.assistant:not(.streaming)").last();
   await waitFor("the steered continuation", async () => ((await done.textContent({ timeout: 500 }).catch(() => "")) || "").includes("STEERED: brief now."), 60_000, 100);
-  const finalText = await done.textContent();
+  // The turn starts with its role label ("Kestrel"); the answer is in its .markdown parts.
+  const finalText = (await done.locator(".markdown").allTextContents()).join("");
   if (!finalText.startsWith("Here is the answer.")) throw new Error("the text streamed before the steer was lost");
   if ((await chatFrame.locator("#transcript .steer-mark").count()) < 1) throw new Error("the transcript does not show where the steer landed");
   results.checks.chatSteerMark = (await chatFrame.locator("#transcript .steer-mark").first().textContent()).trim();

@@ -1,8 +1,10 @@
-// Chat "Apply" on a code block: opens the diff review for the file, Reject leaves it byte for byte,
-// Apply changes it (on disk after saving) as one undo step. Ends back in main.py with the mock
+// Chat "Apply" on a code block that names no file: opens the diff review for the active file, Reject
+// leaves it byte for byte, Apply merges the block into it (a block that redefines nothing is appended
+// after one blank line) on disk after saving, as one undo step. Ends back in main.py with the mock
 // answering COMPLETION again.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { chatFrame as chatFrameOf, openChat } from "../lib/chat.mjs";
 import { COMPLETION } from "../lib/config.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, sleep, waitFor } from "../lib/util.mjs";
@@ -12,10 +14,10 @@ export default async function chatApply(t) {
   const target = path.join(t.dirs.ws, "apply_target.py");
   const original = fs.readFileSync(target, "utf8");
   await setMock(mockUrl, { text: "Add this line:\n\n```python\nB = 2\n```\n", tps: 0, ttft_ms: 0, rules: [] });
+  const chatFrame = chatFrameOf(page);
+  if (!(await chatFrame.locator("#input").isVisible())) await openChat(page); // run alone
   await openFile("apply_target.py");
   await page.keyboard.press("Control+Home");
-
-  const chatFrame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   const input = chatFrame.locator("#input");
   await input.fill("Give me B");
   await input.press("Enter");
@@ -26,7 +28,7 @@ export default async function chatApply(t) {
     await answer.locator("button.code-apply").click();
     await page.locator(".tab", { hasText: "Kestrel: review apply_target.py" }).first().waitFor({ timeout: 30_000 });
     await page.locator(".monaco-diff-editor").first().waitFor();
-    return toast("Apply Kestrel's change to this file?");
+    return toast("Apply Kestrel's change to apply_target.py?");
   };
   const lines = () => page.locator(".editor-instance .monaco-editor .view-lines").first();
   const backToTarget = async () => {
@@ -51,16 +53,16 @@ export default async function chatApply(t) {
   await sleep(500);
   if (fs.readFileSync(target, "utf8") !== original) throw new Error("Reject changed apply_target.py");
 
-  // Apply: the change lands in that file; one undo step restores it.
-  await page.keyboard.press("Control+Home");
+  // Apply: the block (it redefines nothing in the file) is appended after one blank line; one undo
+  // step restores the file.
   await (await review()).getByRole("button", { name: "Apply" }).click();
   await reviewClosed();
   await backToTarget();
-  const applied = () => { const s = fs.readFileSync(target, "utf8"); return s.startsWith("B = 2") && s.endsWith(original); };
+  const applied = () => fs.readFileSync(target, "utf8") === `${original}\nB = 2\n`;
   await saveUntil("apply_target.py applied on disk", applied);
   await page.keyboard.press("Control+Z");
   await saveUntil("one undo restores apply_target.py", () => fs.readFileSync(target, "utf8") === original);
-  results.checks.chatApply = "Apply opened the review; Reject kept the file byte for byte; Apply changed it as one undo step";
+  results.checks.chatApply = "Apply opened the review; Reject kept the file byte for byte; Apply appended the block as one undo step";
   log("chat apply: review, reject, apply, undo ok");
 
   await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });

@@ -1,18 +1,34 @@
 /**
  * The chat view: a webview in the Kestrel activity-bar container. It owns only what must live in
- * VS Code (webview, context gathering, clipboard/insert/apply, persistence); turns, steering and
- * stopping are the server's `kestrel/chat`, `kestrel/steer`, `kestrel/stopChat`.
+ * VS Code; turns, steering and stopping are the server's `kestrel/chat`, `kestrel/steer`,
+ * `kestrel/stopChat`. Its parts:
+ *   html.ts        the page skeleton and its CSP
+ *   context.ts     the chips and the context they attach (one reading of the editor for both)
+ *   transcript.ts  model messages, titles, the conversation store, the recorder of a streaming answer
+ *   stream.ts      deltas to the webview (the first at once, the rest per frame)
+ *   review.ts      what the code-block buttons do (apply, insert, apply all, run)
+ *   modelInfo.ts   the header's provider/model and whether effort applies
  */
 import * as vscode from "vscode";
 import { randomBytes } from "node:crypto";
-import type { Chip, Conversation, Effort, FromWebview, SteerMark, ToWebview, Turn, QueuedMessage } from "./protocol";
-import { ConversationStore, appendTurn, newConversation, toMessages } from "./transcript";
-import { contextBlock } from "./context";
+import type { Chip, CodeBlock, Conversation, Effort, FromWebview, ModelInfo, QueuedMessage, SteerMark, ToWebview, Turn } from "./protocol";
+import { AnswerRecorder, ConversationStore, appendTurn, newConversation, toMessages } from "./transcript";
+import { contextFor, currentChips, watchAttachables } from "./context";
+import { chatPage } from "./html";
+import { BlockActions } from "./review";
+import { DeltaBatcher } from "./stream";
+import { modelInfo, sameModelInfo, type StatusWithEffort } from "./modelInfo";
 import { isSecretPath } from "../secretFiles";
 
 export interface ChatClient {
   sendRequest<R>(method: string, params: unknown): Promise<R>;
   onNotification(method: string, handler: (params: any) => void): vscode.Disposable;
+}
+
+/** Where the server's `kestrel/status` arrives (the status bar). */
+export interface ServerStatus {
+  readonly status: StatusWithEffort | undefined;
+  readonly onDidChangeStatus: vscode.Event<StatusWithEffort | undefined>;
 }
 
 interface ChatResult {
@@ -23,17 +39,30 @@ interface ChatResult {
   stopped?: boolean;
 }
 
-const PROPOSED_SCHEME = "kestrel-proposed";
+type Message = { role: string; content: string };
+
+const CURRENT_KEY = "kestrel.chat.current";
+/** Context key: an answer is streaming (the Stop Chat Answer keybinding applies). */
+const BUSY_CONTEXT = "kestrel.chatBusy";
 
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly viewId = "kestrel.chat";
   private view: vscode.WebviewView | undefined;
+  /** The webview said "ready": it handles messages (a focus request waits for this). */
+  private ready = false;
+  private focusWanted = false;
   private readonly store: ConversationStore;
   private conversation: Conversation;
-  private turnId: string | undefined;
+  /** The answer streaming now. */
+  private running: { id: string; recorder: AnswerRecorder } | undefined;
+  /** A send is between Enter and its request (trust question, reading the context). */
+  private starting = false;
   /** Sent one by one after the running answer ends; kept (not sent) when the user stops it. */
   private queued: QueuedMessage[] = [];
-  private readonly proposed = new Map<string, string>();
+  /** The messages of the last request, so Retry resends exactly them. */
+  private lastRequest: { conversationId: string; userTurn: number; messages: Message[] } | undefined;
+  private model: ModelInfo;
+  private readonly actions = new BlockActions();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -41,27 +70,48 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly client: () => ChatClient | undefined,
     /** Workspace trust (trust.ts): in an untrusted workspace nothing is sent before the user allows it. */
     private readonly mayUseCode: (trigger: "explicit") => Promise<boolean>,
+    serverStatus?: ServerStatus,
   ) {
     this.store = new ConversationStore(context.workspaceState);
-    const last = context.workspaceState.get<string>("kestrel.chat.current");
+    const last = context.workspaceState.get<string>(CURRENT_KEY);
     this.conversation = (last && this.store.get(last)) || newConversation(Date.now(), this.newId());
+    this.model = modelInfo(serverStatus?.status);
     this.disposables.push(
-      vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, {
-        provideTextDocumentContent: (uri) => this.proposed.get(uri.toString()) ?? "",
-      }),
+      this.actions,
+      watchAttachables(() => this.post({ type: "chips", chips: currentChips() })),
     );
+    if (serverStatus) {
+      this.disposables.push(
+        serverStatus.onDidChangeStatus((status) => {
+          const next = modelInfo(status);
+          if (sameModelInfo(next, this.model)) return;
+          this.model = next;
+          this.post({ type: "model", model: next });
+        }),
+      );
+    }
   }
 
   dispose(): void {
     this.disposables.forEach((d) => d.dispose());
   }
 
+  get busy(): boolean {
+    return Boolean(this.running) || this.starting;
+  }
+
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
+    this.ready = false;
     const media = vscode.Uri.joinPath(this.context.extensionUri, "extension", "media");
     const dist = vscode.Uri.joinPath(this.context.extensionUri, "extension", "dist");
     view.webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
-    view.webview.html = this.html(view.webview, media, dist);
+    view.webview.html = chatPage({
+      cspSource: view.webview.cspSource,
+      script: view.webview.asWebviewUri(vscode.Uri.joinPath(dist, "chat.js")).toString(),
+      style: view.webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.css")).toString(),
+      nonce: randomBytes(16).toString("base64"),
+    });
     this.disposables.push(view.webview.onDidReceiveMessage((m: FromWebview) => void this.onMessage(m)));
   }
 
@@ -69,52 +119,50 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     return `chat-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
   }
 
-  private html(webview: vscode.Webview, media: vscode.Uri, dist: vscode.Uri): string {
-    const nonce = randomBytes(16).toString("base64");
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, "chat.js"));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(media, "chat.css"));
-    const csp = [
-      "default-src 'none'",
-      `style-src ${webview.cspSource}`,
-      `script-src 'nonce-${nonce}'`,
-      `img-src ${webview.cspSource}`,
-      `font-src ${webview.cspSource}`,
-    ].join("; ");
-    return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style}"><title>Kestrel Chat</title></head>
-<body>
-<header><select id="history" title="Conversations"></select><button id="new" title="New chat">+ New</button>
-<select id="effort" title="Effort"><option value="low">low</option><option value="medium">medium</option><option value="high">high</option><option value="xhigh">xhigh</option></select></header>
-<main id="transcript" aria-live="polite"></main>
-<footer><div id="chips"></div><div id="queue"></div>
-<textarea id="input" rows="3" placeholder="Ask Kestrel… (Enter to send)"></textarea>
-<button id="stop" disabled title="Stop the answer">■ Stop</button></footer>
-<script nonce="${nonce}" src="${script}"></script></body></html>`;
-  }
-
   private post(msg: ToWebview): void {
-    void this.view?.webview.postMessage(msg);
-  }
-
-  private chips(): Chip[] {
-    const editor = vscode.window.activeTextEditor;
-    const file = editor ? vscode.workspace.asRelativePath(editor.document.uri) : undefined;
-    const selection = editor && !editor.selection.isEmpty;
-    return [
-      { kind: "selection", label: selection ? `selection (${file})` : "selection", enabled: Boolean(selection) },
-      { kind: "file", label: file ? `file ${file}` : "current file", enabled: Boolean(file) },
-      { kind: "openFiles", label: "open files", enabled: false },
-      { kind: "diagnostics", label: "diagnostics", enabled: false },
-    ];
+    try {
+      void this.view?.webview.postMessage(msg)?.then(undefined, () => undefined);
+    } catch {
+      // The view was closed (disposed): it gets the whole state when it is resolved again.
+    }
   }
 
   private pushState(): void {
     const effort = (vscode.workspace.getConfiguration("kestrel").get<string>("effort") ?? "low") as Effort;
-    const history = this.store.all().map((c) => ({ id: c.id, title: c.title }));
-    if (!history.some((h) => h.id === this.conversation.id)) history.unshift({ id: this.conversation.id, title: this.conversation.title });
-    this.post({ type: "state", conversation: this.conversation, history, effort, chips: this.chips(), busy: Boolean(this.turnId), queued: this.queued });
+    this.post({
+      type: "state",
+      conversation: this.conversation,
+      history: this.store.history(this.conversation),
+      effort,
+      chips: currentChips(),
+      busy: this.busy,
+      queued: this.queued,
+      model: this.model,
+    });
+  }
+
+  private setStarting(value: boolean): void {
+    this.starting = value;
+    this.busyChanged();
+  }
+
+  /** The last busy state told to VS Code (the context key is set only when it changes). */
+  private busyShown = false;
+
+  private busyChanged(): void {
+    if (this.busy === this.busyShown) return;
+    this.busyShown = this.busy;
+    void vscode.commands.executeCommand("setContext", BUSY_CONTEXT, this.busy);
+  }
+
+  /** "Open Chat" (Ctrl+Alt+I): show the view and put the caret in its input (once the webview is up). */
+  async focus(): Promise<void> {
+    this.focusWanted = true;
+    await vscode.commands.executeCommand(`${ChatViewProvider.viewId}.focus`);
+    if (this.ready) {
+      this.focusWanted = false;
+      this.post({ type: "focus" });
+    }
   }
 
   /** "Explain with Kestrel" from a quick fix: ask in the chat panel, with the code attached. */
@@ -131,23 +179,38 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const last = data.endLine ?? first;
     const code = doc.getText(new vscode.Range(first, 0, last, doc.lineAt(Math.min(last, doc.lineCount - 1)).text.length));
     const question = `Explain this problem and how to fix it: ${data.message ?? ""}\n\n\`\`\`${doc.languageId}\n${code}\n\`\`\``;
-    if (this.turnId) this.queued.push({ id: this.newId(), text: question, chips: [] });
-    else await this.send(question, []);
+    if (this.busy) {
+      this.queued.push({ id: this.newId(), text: question, chips: [] });
+      this.pushState();
+    } else await this.send(question, [], true);
   }
 
   async newChat(): Promise<void> {
-    if (this.turnId) return;
+    if (this.busy) return;
     this.conversation = newConversation(Date.now(), this.newId());
-    await this.context.workspaceState.update("kestrel.chat.current", this.conversation.id);
     this.pushState();
+    await this.context.workspaceState.update(CURRENT_KEY, this.conversation.id);
+  }
+
+  /** Stop the streaming answer; what arrived is saved at once (marked stopped), before the server answers. */
+  async stop(): Promise<void> {
+    const running = this.running;
+    if (!running) return;
+    void running.recorder.stop();
+    // The queue stays: the user decides what to send next (Send now / Edit / Remove).
+    await this.client()?.sendRequest("kestrel/stopChat", { id: running.id }).catch(() => undefined);
   }
 
   private async onMessage(msg: FromWebview): Promise<void> {
     switch (msg.type) {
       case "ready":
-        return this.pushState();
+        return this.onReady();
       case "send":
-        return this.send(msg.text, msg.chips);
+        if (this.busy) {
+          this.queued.push({ id: this.newId(), text: msg.text, chips: msg.chips });
+          return this.pushState();
+        }
+        return this.send(msg.text, msg.chips, false);
       case "steer":
         return this.steer(msg.text);
       case "queue":
@@ -155,27 +218,25 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         return this.pushState();
       case "queueSend": {
         const item = this.queued.find((q) => q.id === msg.id);
-        if (!item || this.turnId) return this.pushState();
+        if (!item || this.busy) return this.pushState();
         this.queued = this.queued.filter((q) => q !== item);
-        return this.send(item.text, item.chips);
+        return this.send(item.text, item.chips, true);
       }
       case "queueRemove":
         this.queued = this.queued.filter((q) => q.id !== msg.id);
         return this.pushState();
       case "stop":
-        // The queue stays: the user decides what to send next (Send now / Edit / Remove).
-        if (this.turnId) await this.client()?.sendRequest("kestrel/stopChat", { id: this.turnId });
-        return;
+        return this.stop();
+      case "retry":
+        return this.retry();
       case "newChat":
         return this.newChat();
-      case "openChat": {
-        const found = this.store.get(msg.id);
-        if (found && !this.turnId) {
-          this.conversation = found;
-          await this.context.workspaceState.update("kestrel.chat.current", found.id);
-        }
-        return this.pushState();
-      }
+      case "openChat":
+        return this.openChat(msg.id);
+      case "renameChat":
+        return this.renameChat(msg.id);
+      case "deleteChat":
+        return this.deleteChat(msg.id);
       case "effort":
         await vscode.workspace.getConfiguration("kestrel").update("effort", msg.value, vscode.ConfigurationTarget.Global);
         return;
@@ -183,115 +244,202 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         await vscode.env.clipboard.writeText(msg.code);
         return;
       case "insert":
-        return this.insert(msg.code);
+        return this.actions.insert(msg.block);
       case "apply":
-        return this.apply(msg.code);
+        return this.actions.apply(msg.block);
+      case "applyAll":
+        return this.actions.applyAll(msg.blocks as CodeBlock[]);
+      case "run":
+        return this.actions.run(msg.block);
     }
   }
 
-  private async send(text: string, kinds: Chip["kind"][]): Promise<void> {
+  private onReady(): void {
+    this.ready = true;
+    this.pushState();
+    // The webview was (re)loaded mid-answer: it gets what arrived so far.
+    if (this.running?.recorder.received) this.post({ type: "delta", delta: this.running.recorder.received });
+    if (this.focusWanted) {
+      this.focusWanted = false;
+      this.post({ type: "focus" });
+    }
+  }
+
+  /**
+   * Ask: trust check, context, then the request at once. Saving the question runs alongside the
+   * request (never before it): the panel adds as little as possible to the time to first token.
+   * `fromHost`: the webview did not show the question itself (queue, explain): it gets the new state.
+   */
+  private async send(text: string, kinds: Chip["kind"][], fromHost: boolean): Promise<void> {
     const client = this.client();
     if (!client) {
       this.post({ type: "notice", text: "The Kestrel server is not running (see the Kestrel output)." });
       return this.pushState();
     }
-    // Asked before anything is recorded: a declined message is neither sent nor kept.
-    if (!(await this.mayUseCode("explicit"))) {
-      this.post({ type: "notice", text: "Nothing was sent: this workspace is not trusted." });
-      return this.pushState();
+    this.setStarting(true);
+    try {
+      // Asked before anything is recorded: a declined message is neither sent nor kept.
+      if (!(await this.mayUseCode("explicit"))) {
+        this.post({ type: "notice", text: "Nothing was sent: this workspace is not trusted." });
+        return this.pushState();
+      }
+      const ctx = kinds.length ? await contextFor(kinds) : { text: "", labels: [] as string[] };
+      const messages = toMessages(this.conversation, text, ctx.text);
+      this.conversation = appendTurn(this.conversation, { role: "user", text, context: ctx.labels, chips: kinds, at: Date.now() });
+      await this.ask(client, messages, fromHost);
+    } finally {
+      if (this.starting) this.setStarting(false);
     }
-    const ctx = kinds.length > 0 ? contextBlock(kinds) : { text: "", labels: [] as string[] };
-    const messages = toMessages(this.conversation, text, ctx.text);
-    this.conversation = appendTurn(this.conversation, { role: "user", text, context: ctx.labels });
-    await this.store.save(this.conversation);
-    await this.context.workspaceState.update("kestrel.chat.current", this.conversation.id);
+  }
+
+  /**
+   * Retry a failed (or stopped, or interrupted) answer: the last question again with the same
+   * context — the very same messages when they are still in memory, else rebuilt from its chips —
+   * in place of that answer. One request per click; nothing while an answer runs.
+   */
+  private async retry(): Promise<void> {
+    if (this.busy) return;
+    const turns = this.conversation.turns;
+    const userTurn = turns[turns.length - 1]?.role === "assistant" ? turns.length - 2 : turns.length - 1;
+    const question = turns[userTurn];
+    if (!question || question.role !== "user") return;
+    const client = this.client();
+    if (!client) {
+      this.post({ type: "notice", text: "The Kestrel server is not running (see the Kestrel output)." });
+      return;
+    }
+    this.setStarting(true);
+    try {
+      if (!(await this.mayUseCode("explicit"))) {
+        this.post({ type: "notice", text: "Nothing was sent: this workspace is not trusted." });
+        return;
+      }
+      const earlier = { ...this.conversation, turns: turns.slice(0, userTurn) };
+      const last = this.lastRequest;
+      let messages: Message[];
+      let asked = question;
+      if (last && last.conversationId === this.conversation.id && last.userTurn === userTurn) {
+        messages = last.messages;
+      } else {
+        const ctx = question.chips?.length ? await contextFor(question.chips) : { text: "", labels: [] as string[] };
+        messages = toMessages(earlier, question.text, ctx.text);
+        asked = { ...question, context: ctx.labels };
+      }
+      this.conversation = { ...this.conversation, turns: [...earlier.turns, asked] };
+      await this.ask(client, messages, true);
+    } finally {
+      if (this.starting) this.setStarting(false);
+    }
+  }
+
+  /** One `kestrel/chat` request for the conversation's last (user) turn, streamed, recorded, then the queue. */
+  private async ask(client: ChatClient, messages: Message[], showQuestion: boolean): Promise<void> {
     const id = this.newId();
-    this.turnId = id;
-    // Deltas are batched per animation frame (16 ms) before crossing into the webview.
-    let batch = "";
-    let timer: NodeJS.Timeout | undefined;
-    const flush = () => {
-      timer = undefined;
-      if (batch) this.post({ type: "delta", delta: batch });
-      batch = "";
-    };
+    const recorder = new AnswerRecorder(this.store, () => this.conversation);
+    const deltas = new DeltaBatcher((delta) => this.post({ type: "delta", delta }));
+    this.running = { id, recorder };
+    this.starting = false;
+    this.busyChanged();
+    this.lastRequest = { conversationId: this.conversation.id, userTurn: this.conversation.turns.length - 1, messages };
     const subs = [
       client.onNotification("kestrel/chatDelta", (p: { id: string; delta: string }) => {
         if (p.id !== id) return;
-        batch += p.delta;
-        timer ??= setTimeout(flush, 16);
+        recorder.delta(p.delta);
+        deltas.push(p.delta);
       }),
       client.onNotification("kestrel/chatSteered", (p: SteerMark & { id: string }) => {
         if (p.id !== id) return;
-        flush();
-        this.post({ type: "steered", mark: { at: p.at, text: p.text, mode: p.mode } });
+        const mark: SteerMark = { at: p.at, text: p.text, mode: p.mode };
+        deltas.flush();
+        recorder.steered(mark);
+        this.post({ type: "steered", mark });
       }),
-      { dispose: () => { if (timer) clearTimeout(timer); flush(); } },
     ];
+    const request = client.sendRequest<ChatResult>("kestrel/chat", { id, messages });
+    // Saved right after the request is on its way (a timer runs after the promise jobs that write it).
+    setTimeout(() => {
+      void recorder.begin();
+      void this.context.workspaceState.update(CURRENT_KEY, this.conversation.id);
+    }, 0);
+    if (showQuestion) this.pushState();
     let turn: Turn;
     try {
-      const result = await client.sendRequest<ChatResult>("kestrel/chat", { id, messages });
-      turn = { role: "assistant", text: result.text, steers: result.steers ?? [], error: result.error, stopped: result.stopped };
+      const result = await request;
+      turn = { role: "assistant", text: result.text, steers: result.steers ?? [] };
+      if (result.error) turn.error = result.error;
+      if (result.stopped) turn.stopped = true;
     } catch (err) {
-      turn = { role: "assistant", text: "", error: String((err as Error)?.message ?? err) };
+      turn = { role: "assistant", text: recorder.received, error: String((err as Error)?.message ?? err) };
     } finally {
       subs.forEach((s) => s.dispose());
-      this.turnId = undefined;
+      deltas.flush();
+      recorder.finish();
     }
+    turn.at = Date.now();
+    if (recorder.wasStopped && !turn.error) turn.stopped = true;
     this.conversation = appendTurn(this.conversation, turn);
+    this.running = undefined;
+    this.busyChanged();
     await this.store.save(this.conversation);
     this.post({ type: "done", turn, queued: this.queued });
     this.pushState(); // refreshes the history list (the new conversation's title)
     // A stopped answer keeps the queue waiting; otherwise the next queued message goes, with its chips.
     const next = turn.stopped ? undefined : this.queued.shift();
-    if (next !== undefined) {
-      this.conversation = { ...this.conversation };
-      this.pushState();
-      await this.send(next.text, next.chips);
-    }
+    if (next) await this.send(next.text, next.chips, true);
   }
 
   private async steer(text: string): Promise<void> {
-    const id = this.turnId;
-    if (!id) return this.send(text, []);
+    const id = this.running?.id;
+    if (!id) return this.send(text, [], true);
     const ack = await this.client()?.sendRequest<{ accepted: boolean; mode?: string; error?: string }>("kestrel/steer", { id, text });
     if (ack && !ack.accepted) this.post({ type: "notice", text: ack.error ?? "the steer was not accepted" });
   }
 
-  private async insert(code: string): Promise<void> {
-    const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
-    if (!editor) return void vscode.window.showInformationMessage("Kestrel: open a file to insert into.");
-    await editor.edit((b) => b.replace(editor.selection, code));
+  private async openChat(id: string): Promise<void> {
+    const found = this.store.get(id);
+    if (found && !this.busy) {
+      this.conversation = found;
+      await this.context.workspaceState.update(CURRENT_KEY, found.id);
+    }
+    this.pushState();
   }
 
-  /** Show the change as a diff first; only an explicit "Apply" touches the file (one undo step). */
-  private async apply(code: string): Promise<void> {
-    const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
-    if (!editor) return void vscode.window.showInformationMessage("Kestrel: open a file to apply the code to.");
-    const doc = editor.document;
-    const range = editor.selection.isEmpty ? new vscode.Range(editor.selection.active, editor.selection.active) : editor.selection;
-    const proposedText = doc.getText(new vscode.Range(doc.positionAt(0), range.start)) + code + doc.getText(new vscode.Range(range.end, doc.positionAt(doc.getText().length)));
-    // Built from parts, never parsed from a string: a percent-encoded absolute path decodes to
-    // `//home/...`, which VS Code rejects as a URI (Apply then did nothing on Linux and macOS).
-    const proposedUri = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: doc.uri.path, query: String(Date.now()) });
-    this.proposed.set(proposedUri.toString(), proposedText);
-    const version = doc.version;
-    await vscode.commands.executeCommand("vscode.diff", doc.uri, proposedUri, `Kestrel: review ${vscode.workspace.asRelativePath(doc.uri)}`);
-    const choice = await vscode.window.showInformationMessage("Apply Kestrel's change to this file?", "Apply", "Reject");
-    this.proposed.delete(proposedUri.toString());
-    await closeReview(proposedUri);
-    if (choice !== "Apply") return;
-    if (doc.version !== version) return void vscode.window.showWarningMessage("Kestrel: the file changed meanwhile; nothing was applied.");
-    const edit = new vscode.WorkspaceEdit();
-    edit.replace(doc.uri, range, code);
-    await vscode.workspace.applyEdit(edit);
+  private find(id: string): Conversation | undefined {
+    return id === this.conversation.id ? this.conversation : this.store.get(id);
   }
-}
 
-/** Close the review once it is decided: its proposed side no longer exists. */
-async function closeReview(proposed: vscode.Uri): Promise<void> {
-  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter(
-    (tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === proposed.toString(),
-  );
-  if (tabs.length) await vscode.window.tabGroups.close(tabs);
+  /** Rename from the history list: an input box prefilled with the title; Escape keeps it. */
+  private async renameChat(id: string): Promise<void> {
+    const conv = this.find(id);
+    if (!conv) return;
+    const title = await vscode.window.showInputBox({
+      title: "Rename the conversation",
+      value: conv.title,
+      valueSelection: [0, conv.title.length],
+      validateInput: (v) => (v.trim() ? undefined : "A title cannot be empty."),
+    });
+    if (title === undefined || !title.trim()) return;
+    if (id === this.conversation.id) {
+      this.conversation = { ...this.conversation, title: title.trim() };
+      // A new chat without turns is saved once it has a question (with this title).
+      if (this.store.get(id)) await this.store.rename(id, title.trim());
+    } else await this.store.rename(id, title.trim());
+    this.pushState();
+  }
+
+  /** Delete from the history list, after a modal confirmation; deleting the open one opens a new chat. */
+  private async deleteChat(id: string): Promise<void> {
+    const conv = this.find(id);
+    if (!conv) return;
+    const current = id === this.conversation.id;
+    if (current && this.busy) {
+      this.post({ type: "notice", text: "Stop the answer before deleting this conversation." });
+      return;
+    }
+    const choice = await vscode.window.showWarningMessage(`Delete the conversation “${conv.title}”?`, { modal: true }, "Delete");
+    if (choice !== "Delete") return;
+    await this.store.remove(id);
+    if (current && !this.busy) await this.newChat();
+    else this.pushState();
+  }
 }

@@ -16,20 +16,32 @@ export interface Turn {
   steers?: SteerMark[];
   error?: string;
   stopped?: boolean;
-  context?: string[]; // labels of the context chips sent with a user turn
+  /** The answer was cut off by a reload or a crash; what had arrived is kept. */
+  interrupted?: boolean;
+  /** A user turn: what was attached, by name ("file models.py", "open files a.py, b.py"). */
+  context?: string[];
+  /** A user turn: the chip kinds it was sent with (Retry after a reload rebuilds the context from them). */
+  chips?: Chip["kind"][];
+  at?: number; // when the turn was sent or answered (ms since epoch)
 }
 
 export interface Conversation {
   id: string;
   title: string;
   created: number;
+  updated?: number;
   turns: Turn[];
 }
 
 export interface Chip {
   kind: "selection" | "file" | "openFiles" | "diagnostics";
+  /** Exactly what the next send attaches for this chip, by name ("main.py", "2 open files"). */
   label: string;
+  /** The names it attaches (tooltip and the sent turn's list). */
+  detail?: string;
   enabled: boolean;
+  /** Nothing to attach right now (no selection, no other tab): shown disabled. */
+  available?: boolean;
 }
 
 /** A message typed while an answer streamed (Tab), with the chips it was typed with. */
@@ -37,6 +49,30 @@ export interface QueuedMessage {
   id: string;
   text: string;
   chips: Chip["kind"][];
+}
+
+/** A fenced code block of an answer and the file it belongs to (codeBlocks.ts decides). */
+export interface CodeBlock {
+  code: string;
+  lang: string;
+  /** Workspace-relative path named by the fence/header, if any. */
+  file?: string;
+}
+
+export interface HistoryItem {
+  id: string;
+  title: string;
+  created: number;
+  updated?: number;
+}
+
+/** What the webview shows about the model in use and what the effort picker can do there. */
+export interface ModelInfo {
+  provider?: string;
+  model?: string;
+  /** False where the provider has no reasoning effort: the picker is disabled with `effortNote` as its tooltip. */
+  effortSupported: boolean;
+  effortNote?: string;
 }
 
 /** webview → extension */
@@ -48,16 +84,35 @@ export type FromWebview =
   | { type: "queueSend"; id: string }
   | { type: "queueRemove"; id: string }
   | { type: "stop" }
+  | { type: "retry" }
   | { type: "newChat" }
   | { type: "openChat"; id: string }
+  | { type: "renameChat"; id: string }
+  | { type: "deleteChat"; id: string }
   | { type: "effort"; value: Effort }
   | { type: "copy"; code: string }
-  | { type: "insert"; code: string }
-  | { type: "apply"; code: string };
+  | { type: "insert"; block: CodeBlock }
+  | { type: "apply"; block: CodeBlock }
+  | { type: "applyAll"; blocks: CodeBlock[] }
+  | { type: "run"; block: CodeBlock };
 
 /** extension → webview */
 export type ToWebview =
-  | { type: "state"; conversation: Conversation; history: { id: string; title: string }[]; effort: Effort; chips: Chip[]; busy: boolean; queued: QueuedMessage[] }
+  | {
+      type: "state";
+      conversation: Conversation;
+      history: HistoryItem[];
+      effort: Effort;
+      chips: Chip[];
+      busy: boolean;
+      queued: QueuedMessage[];
+      model: ModelInfo;
+    }
+  /** The active editor, its selection or the open tabs changed: what the chips now attach. */
+  | { type: "chips"; chips: Chip[] }
+  | { type: "model"; model: ModelInfo }
+  /** The open-chat shortcut: put the caret in the input. */
+  | { type: "focus" }
   | { type: "delta"; delta: string }
   | { type: "steered"; mark: SteerMark }
   | { type: "done"; turn: Turn; queued: QueuedMessage[] }

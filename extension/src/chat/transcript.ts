@@ -1,21 +1,29 @@
-/** Pure conversation logic: building model messages, steer marks, titles, persistence. */
-import type { Conversation, SteerMark, Turn } from "./protocol";
+/** Conversation logic without VS Code: building model messages, steer marks, titles, and persistence
+ * (the store and the recorder that keeps a streaming answer on disk). */
+import type { Conversation, HistoryItem, SteerMark, Turn } from "./protocol";
 
 export const MAX_CONVERSATIONS = 30;
+export const DEFAULT_TITLE = "New chat";
 
 export function newConversation(now: number, id: string): Conversation {
-  return { id, title: "New chat", created: now, turns: [] };
+  return { id, title: DEFAULT_TITLE, created: now, turns: [] };
 }
 
 export function titleFrom(text: string): string {
   const line = text.trim().split("\n")[0] ?? "";
-  return line.length > 48 ? `${line.slice(0, 47)}…` : line || "New chat";
+  return line.length > 48 ? `${line.slice(0, 47)}…` : line || DEFAULT_TITLE;
 }
 
 /** The model sees the conversation as alternating messages; context goes before the question. */
 export function toMessages(conv: Conversation, question: string, context: string): { role: string; content: string }[] {
   const messages: { role: string; content: string }[] = [
-    { role: "system", content: "You are Kestrel, a concise coding assistant inside VS Code. Answer in Markdown; put code in fenced blocks with a language." },
+    // Naming the file in the fence lets "Apply" put a block into the right file (codeBlocks.blockTarget).
+    {
+      role: "system",
+      content:
+        "You are Kestrel, a concise coding assistant inside VS Code. Answer in Markdown; put code in fenced blocks with a language. " +
+        "When a block changes a file of the workspace, write its path after the language (```python src/models.py) and show whole functions.",
+    },
   ];
   for (const turn of conv.turns) {
     if (turn.text) messages.push({ role: turn.role, content: turn.text });
@@ -43,26 +51,183 @@ export interface KeyValueStore {
   update(key: string, value: unknown): Thenable<void> | Promise<void>;
 }
 
-/** Conversations per workspace (VS Code workspaceState), newest first, bounded. */
+/**
+ * Conversations per workspace (VS Code workspaceState), most recently saved first, bounded.
+ * Each conversation has its own key and a small index lists them: a save while an answer streams
+ * (every ~250 ms) writes that one conversation, not the whole history (workspaceState crosses to
+ * the window's process on every write; in code-server, over the network).
+ * Writes are serialized: each reads what the previous one wrote, none overwrites a newer one.
+ */
 export class ConversationStore {
-  constructor(private readonly store: KeyValueStore, private readonly key = "kestrel.chat.conversations") {}
+  private writing: Promise<void> = Promise.resolve();
+  private readonly indexKey: string;
+  /** Before per-conversation keys: one key holding every conversation (read once, then moved). */
+  private readonly legacyKey: string;
+
+  constructor(
+    private readonly store: KeyValueStore,
+    private readonly now: () => number = Date.now,
+    private readonly prefix = "kestrel.chat",
+  ) {
+    this.indexKey = `${prefix}.index`;
+    this.legacyKey = `${prefix}.conversations`;
+  }
+
+  private key(id: string): string {
+    return `${this.prefix}.conversation.${id}`;
+  }
+
+  private index(): HistoryItem[] {
+    const index = this.store.get<HistoryItem[]>(this.indexKey);
+    if (index) return index;
+    return (this.store.get<Conversation[]>(this.legacyKey) ?? []).map(({ id, title, created, updated }) => ({ id, title, created, updated }));
+  }
 
   all(): Conversation[] {
-    return this.store.get<Conversation[]>(this.key) ?? [];
+    return this.index().map((h) => this.get(h.id)).filter((c): c is Conversation => Boolean(c));
   }
 
   get(id: string): Conversation | undefined {
-    return this.all().find((c) => c.id === id);
+    return this.store.get<Conversation>(this.key(id)) ?? this.store.get<Conversation[]>(this.legacyKey)?.find((c) => c.id === id);
   }
 
-  async save(conv: Conversation): Promise<void> {
-    const rest = this.all().filter((c) => c.id !== conv.id);
-    await this.store.update(this.key, [conv, ...rest].slice(0, MAX_CONVERSATIONS));
+  /** Saves `conv` (stamped `updated`) as the most recent one. */
+  save(conv: Conversation): Promise<void> {
+    return this.write(async () => {
+      const saved = { ...conv, updated: this.now() };
+      await this.store.update(this.key(conv.id), saved);
+      const item = { id: saved.id, title: saved.title, created: saved.created, updated: saved.updated };
+      const index = [item, ...this.index().filter((h) => h.id !== conv.id)];
+      for (const dropped of index.slice(MAX_CONVERSATIONS)) await this.store.update(this.key(dropped.id), undefined);
+      await this.store.update(this.indexKey, index.slice(0, MAX_CONVERSATIONS));
+    });
+  }
+
+  /** A new title, without making it the most recent one. */
+  rename(id: string, title: string): Promise<void> {
+    return this.write(async () => {
+      const conv = this.get(id);
+      if (!conv) return;
+      const updated = this.now();
+      await this.store.update(this.key(id), { ...conv, title, updated });
+      await this.store.update(this.indexKey, this.index().map((h) => (h.id === id ? { ...h, title, updated } : h)));
+    });
+  }
+
+  remove(id: string): Promise<void> {
+    return this.write(async () => {
+      await this.store.update(this.indexKey, this.index().filter((h) => h.id !== id));
+      await this.store.update(this.key(id), undefined);
+    });
+  }
+
+  /** The history list: `current` first when it is not saved yet (a new chat). */
+  history(current?: Conversation): HistoryItem[] {
+    const saved = this.index();
+    if (!current || saved.some((h) => h.id === current.id)) return saved;
+    const { id, title, created, updated } = current;
+    return [{ id, title, created, updated }, ...saved];
+  }
+
+  /** Moves conversations stored the old way (all under one key) to their own keys, once. */
+  private async migrate(): Promise<void> {
+    const legacy = this.store.get<Conversation[]>(this.legacyKey);
+    if (!legacy || this.store.get<HistoryItem[]>(this.indexKey)) return;
+    for (const conv of legacy.slice(0, MAX_CONVERSATIONS)) await this.store.update(this.key(conv.id), conv);
+    await this.store.update(this.indexKey, legacy.slice(0, MAX_CONVERSATIONS).map(({ id, title, created, updated }) => ({ id, title, created, updated })));
+    await this.store.update(this.legacyKey, undefined);
+  }
+
+  private write(change: () => Promise<void>): Promise<void> {
+    const run = async () => {
+      await this.migrate();
+      await change();
+    };
+    this.writing = this.writing.then(run, run);
+    return this.writing;
   }
 }
 
+/** A new conversation takes its first question as title, unless the user named it already. */
 export function appendTurn(conv: Conversation, turn: Turn): Conversation {
   const turns = [...conv.turns, turn];
-  const title = conv.turns.length === 0 && turn.role === "user" ? titleFrom(turn.text) : conv.title;
+  const title = conv.turns.length === 0 && turn.role === "user" && conv.title === DEFAULT_TITLE ? titleFrom(turn.text) : conv.title;
   return { ...conv, title, turns };
+}
+
+/**
+ * Keeps a streaming answer on disk while it arrives, so that a reload, a crash or a closed window
+ * loses nothing: the conversation is saved with a trailing assistant turn marked `interrupted`
+ * (what arrived so far; at most `throttleMs` old), or `stopped` the moment the user presses Stop.
+ * The caller saves the real final turn at the end, which replaces it.
+ */
+export class AnswerRecorder {
+  private text = "";
+  private readonly steers: SteerMark[] = [];
+  private stopped = false;
+  private finished = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly store: ConversationStore,
+    /** The conversation the answer belongs to, as it is now (its last turn is the question). */
+    private readonly conversation: () => Conversation,
+    private readonly throttleMs = 250,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** What arrived so far. */
+  get received(): string {
+    return this.text;
+  }
+
+  get wasStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** The question is asked: saved at once, with an empty interrupted answer after it. */
+  begin(): Promise<void> {
+    return this.save();
+  }
+
+  delta(delta: string): void {
+    this.text += delta;
+    if (this.finished || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.save();
+    }, this.throttleMs);
+  }
+
+  steered(mark: SteerMark): void {
+    this.steers.push(mark);
+  }
+
+  /** Stop pressed: saved now, before the server confirms (the window may close meanwhile). */
+  stop(): Promise<void> {
+    this.stopped = true;
+    return this.save();
+  }
+
+  /** The answer ended: no snapshot is written after this (the final turn replaces it). */
+  finish(): void {
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The conversation with the answer so far as its last turn. */
+  snapshot(): Conversation {
+    const conv = this.conversation();
+    const turn: Turn = { role: "assistant", text: this.text, at: this.now() };
+    if (this.steers.length) turn.steers = [...this.steers];
+    if (this.stopped) turn.stopped = true;
+    else turn.interrupted = true;
+    return { ...conv, turns: [...conv.turns, turn] };
+  }
+
+  private save(): Promise<void> {
+    if (this.finished) return Promise.resolve();
+    return this.store.save(this.snapshot());
+  }
 }

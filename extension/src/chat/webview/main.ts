@@ -1,267 +1,350 @@
 /**
- * The chat webview. Model output is data: Markdown is rendered with markdown-it with raw HTML
- * disabled (so `<script>` or `<img onerror>` from a model shows as text), links limited to
- * http(s), and code highlighted by highlight.js (which escapes). The page's CSP allows only
- * this nonce'd script. Deltas are applied once per animation frame.
+ * The chat webview: wires the page (page.ts) to the host's messages (protocol.ts) and the user's
+ * keys and clicks. Rendering lives in the modules it imports: markdown.ts (Markdown, safely and
+ * block by block), stream.ts (the streaming answer), transcriptView.ts (the turns), scroll*.ts
+ * (scroll lock), chips.ts, history.ts, queue.ts, recall.ts, keys.ts, announcer.ts.
  */
-import MarkdownIt from "markdown-it";
-import hljs from "highlight.js/lib/common";
-import type { Chip, Conversation, Effort, FromWebview, QueuedMessage, SteerMark, ToWebview, Turn } from "../protocol";
-import { segments } from "../transcript";
+import type { Chip, Conversation, Effort, FromWebview, HistoryItem, ModelInfo, QueuedMessage, ToWebview, Turn } from "../protocol";
+import { Announcer } from "./announcer";
+import { ChipChoices, attachedKinds, contextLabels, renderChips } from "./chips";
+import { applyAllBlocks, blocksIn, codeButtonClicked } from "./codeActions";
+import { filterHistory, renderHistory } from "./history";
+import { inputKeyAction, isNewChatKey } from "./keys";
+import { createMarkdown } from "./markdown";
+import { renderQueue } from "./queue";
+import { PromptRecall } from "./recall";
+import { ScrollView } from "./scrollView";
+import { TranscriptView } from "./transcriptView";
 
 declare function acquireVsCodeApi(): { postMessage(msg: FromWebview): void };
 const vscode = acquireVsCodeApi();
+const post = (msg: FromWebview) => vscode.postMessage(msg);
 
-const md = new MarkdownIt({
-  html: false,
-  linkify: false,
-  highlight(code: string, lang: string): string {
-    try {
-      const html = lang && hljs.getLanguage(lang) ? hljs.highlight(code, { language: lang }).value : hljs.highlightAuto(code).value;
-      return `<pre class="hljs"><code>${html}</code></pre>`;
-    } catch {
-      return "";
-    }
-  },
+function $<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`Kestrel chat page: #${id} is missing (page.ts and main.ts disagree)`);
+  return el as T;
+}
+
+const ui = {
+  title: $("chat-title"),
+  historyToggle: $<HTMLButtonElement>("history-toggle"),
+  newChat: $<HTMLButtonElement>("new"),
+  model: $("model"),
+  effort: $<HTMLSelectElement>("effort"),
+  effortLabel: $("effort-label"),
+  effortNote: $("effort-note"),
+  historyPanel: $("history-panel"),
+  historySearch: $<HTMLInputElement>("history-search"),
+  historyList: $("history-list"),
+  historyNone: $("history-none"),
+  transcript: $("transcript"),
+  empty: $("empty"),
+  jump: $<HTMLButtonElement>("jump"),
+  announcer: $("announcer"),
+  queue: $("queue"),
+  chips: $("chips"),
+  input: $<HTMLTextAreaElement>("input"),
+  hint: $("hint"),
+  send: $<HTMLButtonElement>("send"),
+  stop: $<HTMLButtonElement>("stop"),
+};
+
+const md = createMarkdown();
+const announcer = new Announcer(ui.announcer);
+const scroll = new ScrollView(ui.transcript, ui.jump, () => ui.input.focus());
+const view = new TranscriptView(ui.transcript, ui.empty, md, {
+  announce: (text) => announcer.say(text),
+  rendered: () => scroll.contentChanged(),
 });
-const defaultValidate = md.validateLink.bind(md);
-md.validateLink = (url: string) => /^https?:/i.test(url) && defaultValidate(url);
-
-const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const transcript = $("transcript");
-const input = $<HTMLTextAreaElement>("input");
-const stopButton = $<HTMLButtonElement>("stop");
-const effortSelect = $<HTMLSelectElement>("effort");
-const chipsBar = $("chips");
-const historySelect = $<HTMLSelectElement>("history");
-const queueBar = $("queue");
+const choices = new ChipChoices();
+const recall = new PromptRecall(() => (conversation?.turns ?? []).filter((t) => t.role === "user").map((t) => t.text));
 
 let conversation: Conversation | undefined;
+let history: HistoryItem[] = [];
+let hostChips: Chip[] = [];
 let chips: Chip[] = [];
+let queued: QueuedMessage[] = [];
 let busy = false;
-let live: { turn: Turn; el: HTMLElement } | undefined;
-let pending = "";
-let frame = 0;
-
-function post(msg: FromWebview): void {
-  vscode.postMessage(msg);
-}
-
-function renderAssistant(el: HTMLElement, turn: Turn): void {
-  el.replaceChildren();
-  for (const seg of segments(turn.text, turn.steers)) {
-    if (seg.steer) {
-      const mark = document.createElement("div");
-      mark.className = "steer-mark";
-      mark.textContent = `↪ steered (${seg.steer.mode}): ${seg.steer.text}`;
-      el.appendChild(mark);
-    } else {
-      const body = document.createElement("div");
-      body.className = "markdown";
-      body.innerHTML = md.render(seg.text); // markdown-it escapes all raw HTML (html: false)
-      decorateCode(body);
-      el.appendChild(body);
-    }
-  }
-  if (turn.error) {
-    const err = document.createElement("div");
-    err.className = "error";
-    err.textContent = `⚠ ${turn.error} — you can send your message again.`;
-    el.appendChild(err);
-  }
-  if (turn.stopped) {
-    const s = document.createElement("div");
-    s.className = "notice";
-    s.textContent = "stopped";
-    el.appendChild(s);
-  }
-}
-
-function decorateCode(root: HTMLElement): void {
-  root.querySelectorAll("pre").forEach((pre) => {
-    const code = pre.textContent ?? "";
-    const bar = document.createElement("div");
-    bar.className = "code-actions";
-    for (const [label, type] of [["Copy", "copy"], ["Insert", "insert"], ["Apply", "apply"]] as const) {
-      const b = document.createElement("button");
-      b.textContent = label;
-      b.className = `code-${type}`;
-      b.addEventListener("click", () => post({ type, code }));
-      bar.appendChild(b);
-    }
-    pre.parentElement?.insertBefore(bar, pre);
-  });
-}
-
-function turnElement(turn: Turn): HTMLElement {
-  const el = document.createElement("div");
-  el.className = `turn ${turn.role}`;
-  if (turn.role === "user") {
-    el.textContent = turn.text; // user text is shown verbatim, never as HTML
-    if (turn.context?.length) {
-      const ctx = document.createElement("div");
-      ctx.className = "context";
-      ctx.textContent = `with ${turn.context.join(", ")}`;
-      el.appendChild(ctx);
-    }
-  } else {
-    renderAssistant(el, turn);
-  }
-  return el;
-}
-
-function renderAll(): void {
-  transcript.replaceChildren(...(conversation?.turns ?? []).map(turnElement));
-  live = undefined;
-  if (busy) startLive();
-  transcript.scrollTop = transcript.scrollHeight;
-}
-
-function startLive(): void {
-  const turn: Turn = { role: "assistant", text: "", steers: [] };
-  const el = turnElement(turn);
-  el.classList.add("streaming");
-  transcript.appendChild(el);
-  live = { turn, el };
-}
-
-function flush(): void {
-  frame = 0;
-  if (!live || !pending) return;
-  live.turn.text += pending;
-  pending = "";
-  renderAssistant(live.el, live.turn);
-  transcript.scrollTop = transcript.scrollHeight;
-}
-
-function renderChips(): void {
-  chipsBar.replaceChildren(
-    ...chips.map((chip) => {
-      const b = document.createElement("button");
-      b.className = `chip ${chip.enabled ? "on" : "off"}`;
-      b.textContent = `${chip.enabled ? "✓" : "+"} ${chip.label}`;
-      b.title = chip.enabled ? "Remove from context" : "Add to context";
-      b.addEventListener("click", () => {
-        chip.enabled = !chip.enabled;
-        renderChips();
-      });
-      return b;
-    }),
-  );
-}
-
-/** Each queued message with its chips and what the user can do with it (sent by itself after an
- * answer that ends; kept after Stop). */
-function renderQueue(queued: QueuedMessage[]): void {
-  queueBar.replaceChildren(
-    ...queued.map((q) => {
-      const row = document.createElement("div");
-      row.className = "queued";
-      const text = document.createElement("span");
-      text.className = "queued-text";
-      text.textContent = q.chips.length ? `${q.text} (with ${q.chips.join(", ")})` : q.text;
-      row.appendChild(text);
-      const actions: [string, () => void][] = [
-        ["Send now", () => post({ type: "queueSend", id: q.id })],
-        ["Edit", () => {
-          input.value = q.text;
-          input.focus();
-          post({ type: "queueRemove", id: q.id });
-        }],
-        ["Remove", () => post({ type: "queueRemove", id: q.id })],
-      ];
-      for (const [label, run] of actions) {
-        const b = document.createElement("button");
-        b.textContent = label;
-        b.className = `queued-${label.toLowerCase().replace(" ", "-")}`;
-        if (label === "Send now") b.disabled = busy;
-        b.addEventListener("click", run);
-        row.appendChild(b);
-      }
-      return row;
-    }),
-  );
-}
+/** Enter (or Retry) was acted on here and the host has not answered yet: a state message from
+ * before it saw the request must not take the question and the thinking indicator away. */
+let requestPending = false;
 
 function setBusy(value: boolean): void {
   busy = value;
-  stopButton.disabled = !value;
-  input.placeholder = value ? "Enter: steer the answer now · Tab: queue for after it" : "Ask Kestrel… (Enter to send)";
+  const focusLost = document.activeElement === (value ? ui.send : ui.stop);
+  ui.send.hidden = value;
+  ui.stop.hidden = !value;
+  if (focusLost) ui.input.focus(); // the clicked button disappeared
+  ui.hint.textContent = value ? "Enter steers the answer · Tab queues · Esc stops" : "Enter to send · Shift+Enter for a new line";
+  ui.input.placeholder = value ? "Steer the answer (Enter) or queue a message (Tab)" : "Ask Kestrel about your code";
   document.body.classList.toggle("busy", value);
+}
+
+function showChips(): void {
+  chips = choices.apply(hostChips);
+  renderChips(ui.chips, chips, (chip) => {
+    choices.choose(chip.kind, !chip.enabled);
+    showChips();
+  });
+}
+
+function showModel(model: ModelInfo): void {
+  const name = [model.provider, model.model].filter(Boolean).join(" · ");
+  ui.model.textContent = name || "model not known yet";
+  ui.effort.disabled = !model.effortSupported;
+  const why = model.effortSupported ? "Reasoning effort for chat and quick fixes" : model.effortNote || "This model has no reasoning effort setting";
+  ui.effort.title = why;
+  ui.effortLabel.title = why; // a disabled control shows no tooltip in every browser; its label does
+  ui.effortNote.textContent = model.effortSupported ? "" : why;
+}
+
+function showQueue(): void {
+  renderQueue(ui.queue, queued, busy, {
+    post,
+    edit: (text) => {
+      ui.input.value = text;
+      fitInput();
+      ui.input.focus();
+    },
+  });
+}
+
+// ---- History panel ----
+
+const historyOpen = () => !ui.historyPanel.hidden;
+
+function showHistory(): void {
+  const shown = renderHistory(ui.historyList, history, conversation?.id, ui.historySearch.value, {
+    open: (id) => {
+      post({ type: "openChat", id });
+      toggleHistory(false);
+      ui.input.focus();
+    },
+    rename: (id) => post({ type: "renameChat", id }),
+    remove: (id) => post({ type: "deleteChat", id }),
+  });
+  ui.historyNone.hidden = shown > 0;
+}
+
+function toggleHistory(open = !historyOpen()): void {
+  const hadFocus = ui.historyPanel.contains(document.activeElement);
+  ui.historyPanel.hidden = !open;
+  ui.historyToggle.setAttribute("aria-expanded", String(open));
+  if (open) {
+    showHistory();
+    ui.historySearch.focus();
+  } else if (hadFocus) {
+    ui.historyToggle.focus();
+  }
+}
+
+ui.historyToggle.addEventListener("click", () => toggleHistory());
+ui.historySearch.addEventListener("input", () => {
+  ui.historyNone.hidden = filterHistory(ui.historyList, history, ui.historySearch.value) > 0;
+});
+
+// ---- Sending ----
+
+/** Enter (or the Send button): send the input, or steer the running answer with it. */
+function submit(startedAt: number): void {
+  const text = ui.input.value.trim();
+  if (!text) return;
+  ui.input.value = "";
+  fitInput();
+  recall.reset();
+  if (busy) {
+    post({ type: "steer", text }); // Codex's convention: Enter steers the running answer now
+    announcer.say("Steering the answer");
+    return;
+  }
+  const kinds = attachedKinds(chips);
+  post({ type: "send", text, chips: kinds });
+  // Shown at once, before the host answers: the question, then "thinking" and Stop.
+  const labels = contextLabels(chips);
+  if (conversation) {
+    conversation.turns.push({ role: "user", text, context: labels.length ? labels : undefined, chips: kinds });
+    view.show(conversation.id, conversation.turns, true);
+  }
+  requestPending = true;
+  setBusy(true);
+  view.startLive(startedAt);
+  announcer.say("Kestrel is thinking…");
+  showQueue();
+  scroll.toBottom();
+}
+
+/** The host ends the answer (a `done` marked stopped); until then it shows as streaming. */
+const stop = () => post({ type: "stop" });
+
+/** The input grows with its text, up to 40% of the panel, then scrolls. */
+function fitInput(): void {
+  ui.input.style.height = "auto";
+  ui.input.style.height = `${Math.min(ui.input.scrollHeight + 2, Math.round(window.innerHeight * 0.4))}px`;
+}
+
+function retry(): void {
+  if (busy || !conversation) return;
+  const last = conversation.turns[conversation.turns.length - 1];
+  if (last?.role === "assistant" && last.error) conversation.turns.pop(); // the answer replaces it
+  post({ type: "retry" });
+  view.show(conversation.id, conversation.turns, true);
+  requestPending = true;
+  setBusy(true);
+  view.startLive(performance.now());
+  scroll.toBottom();
+}
+
+ui.send.addEventListener("click", () => {
+  submit(performance.now());
+  ui.input.focus();
+});
+ui.stop.addEventListener("click", stop);
+ui.newChat.addEventListener("click", () => post({ type: "newChat" }));
+ui.effort.addEventListener("change", () => post({ type: "effort", value: ui.effort.value as Effort }));
+
+ui.transcript.addEventListener("click", (e) => {
+  if (codeButtonClicked(e.target, post, (text) => announcer.say(text))) return;
+  const button = (e.target as HTMLElement).closest("button");
+  if (button?.classList.contains("retry")) {
+    button.disabled = true; // one request per click
+    retry();
+  } else if (button?.classList.contains("apply-all")) {
+    const turn = button.closest<HTMLElement>(".turn");
+    const blocks = turn && applyAllBlocks(blocksIn(turn));
+    if (blocks) post({ type: "applyAll", blocks });
+  }
+});
+
+ui.input.addEventListener("keydown", (e) => {
+  const startedAt = performance.now();
+  const action = inputKeyAction(e, { busy, text: ui.input.value });
+  switch (action) {
+    case "submit":
+      e.preventDefault();
+      submit(startedAt);
+      break;
+    case "queue": {
+      e.preventDefault();
+      const text = ui.input.value.trim();
+      ui.input.value = "";
+      fitInput();
+      post({ type: "queue", text, chips: attachedKinds(chips) }); // sent after the answer, with these chips
+      break;
+    }
+    case "stop":
+      e.preventDefault();
+      stop();
+      break;
+    case "recallUp":
+    case "recallDown": {
+      const text = action === "recallUp" ? recall.up(ui.input.value) : recall.down(ui.input.value);
+      if (text === undefined) break; // the caret moves in the text as usual
+      e.preventDefault();
+      ui.input.value = text;
+      fitInput();
+      ui.input.setSelectionRange(text.length, text.length);
+      break;
+    }
+  }
+});
+
+ui.input.addEventListener("input", fitInput);
+
+document.addEventListener("keydown", (e) => {
+  if (isNewChatKey(e)) {
+    e.preventDefault();
+    post({ type: "newChat" });
+  } else if (e.key === "Escape" && historyOpen()) {
+    e.preventDefault();
+    toggleHistory(false);
+  } else if (e.key === "Escape" && busy && e.target !== ui.input) {
+    stop();
+  }
+});
+
+// When VS Code gives the panel the focus (its view or the Open Chat shortcut), the caret goes to the input.
+window.addEventListener("focus", () => {
+  if (document.activeElement === document.body || document.activeElement === null) ui.input.focus();
+});
+
+// ---- Host messages ----
+
+function onState(msg: Extract<ToWebview, { type: "state" }>): void {
+  const switched = msg.conversation.id !== conversation?.id;
+  if (switched && conversation && msg.conversation.turns.length === 0) choices.reset(); // a new chat
+  if (switched) recall.reset();
+  // A state from before the host saw our request keeps what we show for it (the question, Retry's removal).
+  const stale = requestPending && !msg.busy && !switched && conversation !== undefined;
+  if (msg.busy || switched) requestPending = false;
+  let turns = stale ? conversation!.turns : [...msg.conversation.turns];
+  const nowBusy = msg.busy || stale;
+  // While an answer runs, the host may hold its text so far as the last turn: that is the live one.
+  const streamed = nowBusy && turns[turns.length - 1]?.role === "assistant" ? turns[turns.length - 1] : undefined;
+  if (streamed) turns = turns.slice(0, -1);
+  conversation = { ...msg.conversation, turns };
+  history = msg.history;
+  hostChips = msg.chips;
+  queued = msg.queued;
+  ui.title.textContent = msg.conversation.title || "New chat";
+  ui.effort.value = msg.effort;
+  showModel(msg.model);
+  setBusy(nowBusy);
+  showChips();
+  showQueue();
+  if (historyOpen()) showHistory();
+  view.show(conversation.id, turns, nowBusy);
+  if (nowBusy && !view.live) {
+    const live = view.startLive();
+    if (streamed) live.seed(streamed.text, streamed.steers);
+  } else if (!nowBusy && view.live) {
+    view.dropLive();
+  }
+  if (switched) scroll.toBottom();
+  else scroll.contentChanged();
+}
+
+function onDone(turn: Turn, nextQueue: QueuedMessage[]): void {
+  requestPending = false;
+  queued = nextQueue;
+  setBusy(false);
+  if (conversation) {
+    conversation.turns.push(turn);
+    if (view.live) view.finishLive(conversation.turns, conversation.turns.length - 1);
+    else view.show(conversation.id, conversation.turns, false);
+  }
+  showQueue();
+  scroll.contentChanged();
 }
 
 window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
   const msg = event.data;
   switch (msg.type) {
     case "state":
-      conversation = msg.conversation;
-      chips = msg.chips;
-      effortSelect.value = msg.effort;
-      historySelect.replaceChildren(
-        ...msg.history.map((h) => {
-          const o = document.createElement("option");
-          o.value = h.id;
-          o.textContent = h.title;
-          o.selected = h.id === msg.conversation.id;
-          return o;
-        }),
-      );
-      setBusy(msg.busy);
-      renderChips();
-      renderQueue(msg.queued);
-      renderAll();
-      break;
+      return onState(msg);
+    case "chips":
+      hostChips = msg.chips;
+      return showChips();
+    case "model":
+      return showModel(msg.model);
+    case "focus":
+      return ui.input.focus();
     case "delta":
-      if (!live) startLive();
-      pending += msg.delta;
-      if (!frame) frame = requestAnimationFrame(flush); // one DOM update per frame, however fast tokens come
-      break;
+      requestPending = false;
+      if (!busy) setBusy(true);
+      return (view.live ?? view.startLive()).push(msg.delta);
     case "steered":
-      flush();
-      if (live) {
-        live.turn.steers = [...(live.turn.steers ?? []), msg.mark as SteerMark];
-        renderAssistant(live.el, live.turn);
-      }
-      break;
+      return view.live?.steer(msg.mark);
     case "done":
-      flush();
-      if (conversation) conversation.turns.push(msg.turn);
-      setBusy(false);
-      renderQueue(msg.queued);
-      renderAll();
-      break;
-    case "notice": {
-      const n = document.createElement("div");
-      n.className = "notice";
-      n.textContent = msg.text;
-      transcript.appendChild(n);
-      break;
-    }
+      return onDone(msg.turn, msg.queued);
+    case "notice":
+      requestPending = false;
+      view.addNotice(msg.text);
+      announcer.say(msg.text);
+      return scroll.contentChanged();
   }
 });
 
-input.addEventListener("keydown", (e: KeyboardEvent) => {
-  const text = input.value.trim();
-  if (e.key === "Enter" && !e.shiftKey) {
-    e.preventDefault();
-    if (!text) return;
-    input.value = "";
-    if (busy) {
-      post({ type: "steer", text }); // Codex's convention: Enter steers the running answer now
-    } else {
-      if (conversation) conversation.turns.push({ role: "user", text, context: chips.filter((c) => c.enabled).map((c) => c.label) });
-      setBusy(true);
-      renderAll();
-      post({ type: "send", text, chips: chips.filter((c) => c.enabled).map((c) => c.kind) });
-    }
-  } else if (e.key === "Tab" && busy && text) {
-    e.preventDefault();
-    input.value = "";
-    post({ type: "queue", text, chips: chips.filter((c) => c.enabled).map((c) => c.kind) }); // Tab: queue it for after the answer, with its chips
-  }
-});
-stopButton.addEventListener("click", () => post({ type: "stop" }));
-$("new").addEventListener("click", () => post({ type: "newChat" }));
-historySelect.addEventListener("change", () => post({ type: "openChat", id: historySelect.value }));
-effortSelect.addEventListener("change", () => post({ type: "effort", value: effortSelect.value as Effort }));
+setBusy(false);
+if (document.hasFocus()) ui.input.focus(); // opened by the shortcut: its focus request may have come before this script
 post({ type: "ready" });

@@ -1,0 +1,34 @@
+// The chat panel from a scenario: open it, its frame, the requests the model received.
+import { httpGet, waitFor } from "./util.mjs";
+
+/** The chat webview's inner frame (the panel must be open). */
+export function chatFrame(page) {
+  return page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+}
+
+/** Opens the chat panel through the command palette (as a user would) and waits for its input. */
+export async function openChat(page) {
+  await page.keyboard.press("Control+Shift+P");
+  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+  await page.locator(".quick-input-widget input").fill(">Kestrel: Open Chat");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Open Chat" }).first().waitFor();
+  await page.keyboard.press("Enter");
+  const frame = chatFrame(page);
+  await frame.locator("#input").waitFor({ timeout: 60_000 });
+  return frame;
+}
+
+/** Every chat-completion request the mock received, oldest first: { body, messages (JSON text) }. */
+export async function chatRequests(mockUrl) {
+  const stats = JSON.parse((await httpGet(`${mockUrl.replace(/\/v1$/, "")}/_mock/stats`)).body);
+  return stats.request_log
+    .filter((r) => r.endpoint.endsWith("/chat/completions"))
+    .map((r) => ({ body: r.body, messages: JSON.stringify(r.body?.messages ?? []) }));
+}
+
+/** Waits until the last finished assistant turn contains `text`; returns that turn's locator. */
+export async function answered(frame, text, timeout = 60_000) {
+  const turn = frame.locator(".turn.assistant:not(.streaming)", { hasText: text }).last();
+  await waitFor(`an answer with ${JSON.stringify(text)}`, async () => (await turn.count()) > 0, timeout, 100);
+  return turn;
+}

@@ -1,0 +1,97 @@
+// Chat context chips: the file chip follows the active editor (models.py, then utils.py) and a send
+// attaches that file and nothing else; with the "open files" chip on, the other open tabs go along
+// by name and content (the active file not twice). The sent user turn names every attached item.
+// Checked in what the model received (the mock's request log). Starts and ends in main.py with the
+// mock answering COMPLETION again.
+import * as path from "node:path";
+import { answered, chatFrame, chatRequests, openChat } from "../lib/chat.mjs";
+import { PROJECT } from "../lib/codeServer.mjs";
+import { COMPLETION, OUT } from "../lib/config.mjs";
+import { setMock } from "../lib/mock.mjs";
+import { log, waitFor } from "../lib/util.mjs";
+
+/** The last user message of the chat request that asked `question` (throws if none did). */
+async function sentUserMessage(mockUrl, question) {
+  const asked = (await chatRequests(mockUrl)).filter((r) => r.messages.includes(question));
+  if (asked.length !== 1) throw new Error(`expected one chat request asking ${JSON.stringify(question)}, the model got ${asked.length}`);
+  const users = asked[0].body.messages.filter((m) => m.role === "user");
+  return String(users[users.length - 1]?.content ?? "");
+}
+
+/** Turns a chip on or off (as a user clicks it) and waits until it shows that state. */
+async function setChip(frame, kind, on) {
+  const chip = frame.locator(`#chips .chip[data-kind="${kind}"]`);
+  await chip.waitFor({ timeout: 10_000 });
+  if ((await chip.getAttribute("aria-pressed")) !== String(on)) await chip.click();
+  await waitFor(`the ${kind} chip ${on ? "on" : "off"}`, async () => (await chip.getAttribute("aria-pressed")) === String(on), 10_000, 50);
+}
+
+export default async function chatContext(t) {
+  const { page, editor, results, mockUrl, openFile } = t;
+  const frame = chatFrame(page);
+  if (!(await frame.locator("#input").isVisible())) await openChat(page); // run alone
+  await frame.locator("#new").click(); // a fresh conversation: the request holds only this scenario's turns
+  await waitFor("an empty conversation", async () => (await frame.locator("#transcript .turn").count()) === 0, 10_000, 100);
+  const input = frame.locator("#input");
+  const fileChip = frame.locator('#chips .chip[data-kind="file"]');
+  const chipNames = (name) => waitFor(`the file chip to name ${name}`, async () => ((await fileChip.textContent()) || "").includes(name), 15_000, 100);
+
+  // The file chip follows the active editor.
+  await openFile("tasks.py");
+  await openFile("models.py");
+  await chipNames("models.py");
+  await openFile("utils.py");
+  await chipNames("utils.py");
+  if (((await fileChip.textContent()) || "").includes("models.py")) throw new Error("the file chip still names models.py after switching to utils.py");
+
+  // Send with the file only: utils.py goes along, models.py (an open tab, not attached) does not.
+  await setChip(frame, "file", true);
+  await setChip(frame, "openFiles", false);
+  const fileQuestion = "What does this file do? (context check 1)";
+  await setMock(mockUrl, { text: "CONTEXT ANSWER ONE", tps: 0, ttft_ms: 0, rules: [] });
+  await input.fill(fileQuestion);
+  await input.press("Enter");
+  await answered(frame, "CONTEXT ANSWER ONE");
+  const fileOnly = await sentUserMessage(mockUrl, fileQuestion);
+  if (!fileOnly.includes("File utils.py") || !fileOnly.includes(PROJECT["utils.py"].trim())) {
+    throw new Error(`the request does not attach utils.py (the active file): ${fileOnly.slice(0, 600)}`);
+  }
+  if (fileOnly.includes("models.py") || fileOnly.includes("def format_task")) {
+    throw new Error(`the request attaches models.py although it is no longer the active file: ${fileOnly.slice(0, 600)}`);
+  }
+  const firstContext = (await frame.locator(".turn.user", { hasText: fileQuestion }).locator(".context").textContent()) || "";
+  if (!firstContext.includes("file utils.py") || /open files/.test(firstContext)) {
+    throw new Error(`the sent turn's context does not say what was attached (file utils.py only): ${firstContext}`);
+  }
+
+  // Open files on: the two other tabs go along by name and content; utils.py (active) only as the file.
+  await setChip(frame, "openFiles", true);
+  const tabsQuestion = "How do these files fit together? (context check 2)";
+  await setMock(mockUrl, { text: "CONTEXT ANSWER TWO", tps: 0, ttft_ms: 0, rules: [] });
+  await input.fill(tabsQuestion);
+  await input.press("Enter");
+  await answered(frame, "CONTEXT ANSWER TWO");
+  const withTabs = await sentUserMessage(mockUrl, tabsQuestion);
+  for (const name of ["models.py", "tasks.py"]) {
+    if (!withTabs.includes(name) || !withTabs.includes(PROJECT[name].trim())) {
+      throw new Error(`the request does not attach the open tab ${name} by name and content: ${withTabs.slice(0, 1200)}`);
+    }
+  }
+  if (!withTabs.includes("File utils.py")) throw new Error("the request with open files lost the active file");
+  if (withTabs.split(PROJECT["utils.py"].trim()).length !== 2) throw new Error("the active file utils.py was attached twice (as the file and as an open file)");
+  const userTurn = frame.locator(".turn.user", { hasText: tabsQuestion });
+  const context = ((await userTurn.locator(".context").textContent()) || "").replace(/\s+/g, " ");
+  if (!context.includes("file utils.py") || !/open files/.test(context) || !context.includes("models.py") || !context.includes("tasks.py")) {
+    throw new Error(`the sent turn's context does not name every attached item: ${context}`);
+  }
+  results.checks.chatContext = { fileOnlyContext: firstContext.trim(), withOpenFilesContext: context.trim() };
+  await page.screenshot({ path: path.join(OUT, "chat-context.png") });
+  log("chat context:", context.trim());
+
+  await setChip(frame, "openFiles", false); // later scenarios send with the default chips
+  await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
+  await page.locator(".tab", { hasText: "main.py" }).first().click();
+  await page.locator(".tab.active", { hasText: "main.py" }).waitFor();
+  await editor.locator(".view-lines").click();
+  await page.keyboard.press("Control+End");
+}

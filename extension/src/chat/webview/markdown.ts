@@ -1,0 +1,197 @@
+/**
+ * Model output as HTML, safely and incrementally. Markdown is rendered by markdown-it with raw HTML
+ * off (a model's `<script>` or `<img onerror>` shows as text), images off (no remote fetches),
+ * links limited to http(s), and code highlighted by highlight.js (which escapes). No DOM here: the
+ * webview inserts the HTML strings, and the tests run this in node.
+ */
+import markdownit, { type Env, type MarkdownIt, type Token } from "markdown-it";
+import hljs from "highlight.js/lib/common";
+import { blockTarget, isShellLang } from "../codeBlocks";
+
+/** What fence rendering needs besides the tokens (markdown-it passes `env` to every rule). */
+export interface RenderEnv extends Env {
+  /** The source lines before `line` of this answer segment (the file a header line names). */
+  linesBefore(line: number): string[];
+  /** Line of the rendered tokens' first line within the segment (their maps start at 0). */
+  lineOffset: number;
+  /** A finished block gets its action buttons; the fence still streaming only its header. */
+  finished: boolean;
+}
+
+/** Rendered Markdown: the HTML and its prose as plain text (what a screen reader is told; no code). */
+export interface Rendered {
+  html: string;
+  text: string;
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+
+/** highlight.js markup for `code`, or escaped text when the language is unknown or too costly to guess. */
+function highlighted(code: string, lang: string, guess: boolean): string {
+  try {
+    if (lang && hljs.getLanguage(lang)) return hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
+    // Guessing tries every language: done once for a finished block, never per streamed frame.
+    if (guess && code.length < 20_000) return hljs.highlightAuto(code).value;
+  } catch {
+    // fall through to plain text
+  }
+  return escapeHtml(code);
+}
+
+/** The header (language, file, actions) and the highlighted code of one fenced block. */
+function renderFence(tokens: Token[], idx: number, env: RenderEnv): string {
+  const token = tokens[idx];
+  const code = token.content;
+  const info = token.info.trim();
+  const line = env.lineOffset + (token.map?.[0] ?? 0);
+  const target = blockTarget(info, env.linesBefore(line), code);
+  const lang = target.lang;
+  const file = target.file;
+  const shell = isShellLang(lang);
+  const actions = env.finished
+    ? [
+        `<button type="button" class="code-copy" title="Copy the code">Copy</button>`,
+        `<button type="button" class="code-insert" title="Insert at the cursor (previewed first)">Insert</button>`,
+        shell
+          ? `<button type="button" class="code-run" title="Run in a terminal (asks first)">Run in terminal</button>`
+          : `<button type="button" class="code-apply" title="${escapeHtml(file ? `Apply to ${file} (review first)` : "Apply to the active file (review first)")}">Apply</button>`,
+      ].join("")
+    : "";
+  const attrs = [`class="code-block"`, `data-lang="${escapeHtml(lang)}"`];
+  if (file) attrs.push(`data-file="${escapeHtml(file)}"`);
+  return (
+    `<div ${attrs.join(" ")}>` +
+    `<div class="code-header">` +
+    `<span class="code-lang">${escapeHtml(lang || "text")}</span>` +
+    (file ? `<span class="code-file" title="${escapeHtml(file)}">${escapeHtml(file)}</span>` : "") +
+    `<span class="code-actions">${actions}</span>` +
+    `</div>` +
+    // Focusable: a long line scrolls the block sideways, and keyboard users must reach it.
+    `<pre class="hljs" tabindex="0"><code${lang ? ` class="language-${escapeHtml(lang)}"` : ""}>${highlighted(code, lang, env.finished)}</code></pre>` +
+    `</div>`
+  );
+}
+
+export function createMarkdown(): MarkdownIt {
+  const md = markdownit({ html: false, linkify: false });
+  md.disable("image"); // a model's ![](https://tracker) must not make the webview fetch anything
+  const defaultValidate = md.validateLink.bind(md);
+  md.validateLink = (url: string) => /^https?:/i.test(url) && defaultValidate(url);
+  md.renderer.rules.fence = (tokens, idx, _options, env) => renderFence(tokens, idx, env as RenderEnv);
+  md.renderer.rules.code_block = (tokens, idx) => `<pre class="hljs" tabindex="0"><code>${escapeHtml(tokens[idx].content)}</code></pre>\n`;
+  // A wide table scrolls inside its wrapper: the transcript itself never scrolls sideways.
+  md.renderer.rules.table_open = () => `<div class="table-wrap" tabindex="0" role="group" aria-label="Table"><table>\n`;
+  md.renderer.rules.table_close = () => `</table></div>\n`;
+  return md;
+}
+
+/** The prose of block tokens as plain text, one line per block; code blocks are left out. */
+export function plainText(tokens: Token[]): string {
+  const lines: string[] = [];
+  for (const token of tokens) {
+    if (token.type !== "inline") continue;
+    const text = (token.children ?? [])
+      .map((c) => (c.type === "text" || c.type === "code_inline" ? c.content : c.type === "softbreak" || c.type === "hardbreak" ? " " : ""))
+      .join("")
+      .trim();
+    if (text) lines.push(text);
+  }
+  return lines.join("\n");
+}
+
+/** Index of each top-level block's first token (a paragraph, heading, list, fence, table, ...). */
+function blockStarts(tokens: Token[]): number[] {
+  const starts: number[] = [];
+  tokens.forEach((t, i) => {
+    if (t.level === 0 && t.nesting !== -1 && t.map) starts.push(i);
+  });
+  return starts;
+}
+
+/** Character offset where line `line` of `text` starts, or -1 when the text has fewer lines. */
+function lineOffsetIn(text: string, line: number): number {
+  let at = 0;
+  for (let i = 0; i < line; i++) {
+    const nl = text.indexOf("\n", at);
+    if (nl < 0) return -1;
+    at = nl + 1;
+  }
+  return at;
+}
+
+function linesOf(source: string): (line: number) => string[] {
+  let lines: string[] | undefined;
+  return (line) => (lines ??= source.split("\n")).slice(0, line);
+}
+
+/** A whole Markdown text rendered at once (a finished answer, or a segment of one between steers). */
+export function renderMarkdown(md: MarkdownIt, source: string): Rendered {
+  const env: RenderEnv = { linesBefore: linesOf(source), lineOffset: 0, finished: true };
+  const tokens = md.parse(source, env);
+  return { html: md.renderer.render(tokens, md.options, env), text: plainText(tokens) };
+}
+
+/**
+ * A streaming answer rendered block by block. Every block but the last is finished: its HTML is
+ * returned once (`finished`) and never again, so the webview keeps those nodes (a selection or a
+ * hovered button survives) and re-renders only the last block (`tail`) per frame. A code fence
+ * still open is one block. Only the part after the finished blocks is parsed on each update.
+ */
+export class IncrementalMarkdown {
+  private source = "";
+  private committedChars = 0;
+  private committedLines = 0;
+
+  constructor(private readonly md: MarkdownIt) {}
+
+  get text(): string {
+    return this.source;
+  }
+
+  append(text: string): void {
+    this.source += text;
+  }
+
+  update(): { finished?: Rendered; tail: Rendered } {
+    const rest = this.source.slice(this.committedChars);
+    const baseLine = this.committedLines;
+    const env = this.env(baseLine, true);
+    const tokens = this.md.parse(rest, env);
+    const starts = blockStarts(tokens);
+    // The last block may still grow. So may the one before it while the last one's first line is
+    // incomplete and follows it directly: "para\n#" is a heading after a paragraph, "para\n#x" one
+    // paragraph. After a blank line the block before is done whatever the line becomes.
+    let cut = starts.length ? starts[starts.length - 1] : 0;
+    if (cut > 0) {
+      const line = tokens[cut].map![0];
+      const firstLineDone = lineOffsetIn(rest, line + 1) >= 0;
+      const afterBlank = rest.slice(lineOffsetIn(rest, line - 1), lineOffsetIn(rest, line)).trim() === "";
+      if (!firstLineDone && !afterBlank) cut = starts.length > 1 ? starts[starts.length - 2] : 0;
+    }
+    let finished: Rendered | undefined;
+    if (cut > 0) {
+      const line = tokens[cut].map![0];
+      const done = tokens.slice(0, cut);
+      finished = { html: this.md.renderer.render(done, this.md.options, env), text: plainText(done) };
+      this.committedChars += lineOffsetIn(rest, line);
+      this.committedLines += line;
+    }
+    const tailTokens = tokens.slice(cut);
+    const tailEnv: RenderEnv = { ...env, finished: false }; // keeps the link references parse() collected
+    return { finished, tail: { html: this.md.renderer.render(tailTokens, this.md.options, tailEnv), text: plainText(tailTokens) } };
+  }
+
+  /** The part not yet returned as finished, rendered as finished (the answer ended). */
+  finish(): Rendered {
+    const rest = this.source.slice(this.committedChars);
+    const env = this.env(this.committedLines, true);
+    const tokens = this.md.parse(rest, env);
+    this.committedChars = this.source.length;
+    return { html: this.md.renderer.render(tokens, this.md.options, env), text: plainText(tokens) };
+  }
+
+  private env(lineOffset: number, finished: boolean): RenderEnv {
+    return { linesBefore: linesOf(this.source), lineOffset, finished };
+  }
+}

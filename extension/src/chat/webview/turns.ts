@@ -1,0 +1,98 @@
+/** The transcript's turns as elements: the user's question with what it attached, and an answer. */
+import type { MarkdownIt } from "markdown-it";
+import type { CodeBlock, SteerMark, Turn } from "../protocol";
+import { segments } from "../transcript";
+import { renderMarkdown } from "./markdown";
+import { applyAllBlocks, blocksIn } from "./codeActions";
+
+export const ROLE_NAMES = { user: "You", assistant: "Kestrel" } as const;
+
+export function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  if (className) el.className = className;
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+/** An empty turn: the article with its accessible name and its visible role label. */
+export function turnShell(role: Turn["role"]): HTMLElement {
+  const article = element("article", `turn ${role}`);
+  article.setAttribute("aria-label", ROLE_NAMES[role]);
+  article.appendChild(element("div", "role", ROLE_NAMES[role]));
+  return article;
+}
+
+/** The user's text, verbatim (never parsed as Markdown or HTML), and what it attached. */
+export function userTurn(turn: Turn): HTMLElement {
+  const article = turnShell("user");
+  article.appendChild(element("div", "user-text", turn.text));
+  if (turn.context?.length) article.appendChild(element("div", "context", `with ${turn.context.join(", ")}`));
+  return article;
+}
+
+/** A `.markdown` body holding HTML from markdown.ts (raw HTML in the source is escaped there). */
+export function markdownBody(html = ""): HTMLElement {
+  const body = element("div", "markdown");
+  body.innerHTML = html;
+  return body;
+}
+
+export function steerMarkElement(mark: SteerMark): HTMLElement {
+  const el = element("div", "steer-mark");
+  el.title = mark.mode === "native" ? "Your message reached the running answer" : "The answer continued with your message added";
+  el.appendChild(element("span", "steer-label", "↪ steered:"));
+  el.appendChild(document.createTextNode(` ${mark.text}`));
+  return el;
+}
+
+export interface AnswerOptions {
+  /** The last turn of the conversation while nothing streams: a failure offers Retry. */
+  retry: boolean;
+}
+
+/** Fills an assistant article (after its role label) with the answer, its state and its actions. */
+export function fillAssistant(article: HTMLElement, turn: Turn, md: MarkdownIt, opts: AnswerOptions): void {
+  article.querySelectorAll(":scope > :not(.role)").forEach((n) => n.remove());
+  for (const seg of segments(turn.text, turn.steers)) {
+    article.appendChild(seg.steer ? steerMarkElement(seg.steer) : markdownBody(renderMarkdown(md, seg.text).html));
+  }
+  if (turn.error) {
+    const err = element("div", "error");
+    err.setAttribute("role", "note");
+    const icon = element("span", "error-icon", "⚠");
+    icon.setAttribute("aria-hidden", "true");
+    err.append(icon, document.createTextNode(` ${turn.error}`));
+    article.appendChild(err);
+    if (opts.retry) {
+      const retry = element("button", "retry", "Retry");
+      retry.type = "button";
+      retry.title = "Send the same question again, with the same context";
+      article.appendChild(retry);
+    }
+  }
+  if (turn.stopped || turn.interrupted) {
+    const notice = element("div", "notice", turn.stopped ? "stopped" : "interrupted");
+    notice.title = turn.stopped ? "You stopped this answer; what had arrived is kept." : "The answer was cut off (the window reloaded); what had arrived is kept.";
+    article.appendChild(notice);
+  }
+  const all = applyAllBlocks(blocksIn(article));
+  if (all) article.appendChild(applyAllButton(all));
+}
+
+function applyAllButton(blocks: CodeBlock[]): HTMLElement {
+  const files = [...new Set(blocks.map((b) => b.file))];
+  const row = element("div", "turn-actions");
+  const b = element("button", "apply-all", "Apply all");
+  b.type = "button";
+  b.title = `Review the changes to ${files.join(", ")} together (${files.length} files)`;
+  row.appendChild(b);
+  return row;
+}
+
+/** A finished turn as an element. */
+export function turnElement(turn: Turn, md: MarkdownIt, opts: AnswerOptions): HTMLElement {
+  if (turn.role === "user") return userTurn(turn);
+  const article = turnShell("assistant");
+  fillAssistant(article, turn, md, opts);
+  return article;
+}

@@ -1,0 +1,175 @@
+/**
+ * The code-block buttons (review.ts): Apply goes to the file a block names (or the active editor)
+ * through a diff review and one WorkspaceEdit; Reject writes nothing; paths outside the workspace
+ * and secret files are refused; Insert previews; Apply all asks through the Refactor Preview; Run
+ * confirms with the command shown.
+ */
+import { beforeEach, describe, expect, it, vi } from "vitest";
+
+vi.mock("vscode", async () => (await import("./fakeVscode")).vscode);
+
+import { fake, openEditor, Selection, textDocument, Uri, type WorkspaceEdit } from "./fakeVscode";
+import { BlockActions, shellCommand } from "../src/chat/review";
+
+const MODELS = "import json\n\n\ndef format_task(task):\n    return task.title\n\n\ndef other():\n    pass\n";
+
+function workspace() {
+  fake.workspaceFolders = [{ uri: Uri.file("/ws"), name: "ws", index: 0 }];
+  const models = textDocument("/ws/src/models.py", MODELS);
+  fake.documents.set(models.uri.toString(), models);
+  return { actions: new BlockActions(), models };
+}
+
+/** The text `doc` would have after the edit's entries for it. */
+function after(edit: WorkspaceEdit, doc: ReturnType<typeof textDocument>): string {
+  let text = doc.getText();
+  for (const e of edit.entries.filter((x) => x.uri.toString() === doc.uri.toString() && x.range).reverse()) {
+    text = text.slice(0, doc.offsetAt(e.range!.start)) + e.text + text.slice(doc.offsetAt(e.range!.end));
+  }
+  return text;
+}
+
+const diffs = () => fake.executed.filter((e) => e.command === "vscode.diff");
+
+beforeEach(() => fake.reset());
+
+describe("Apply", () => {
+  it("merges the block into the file it names after the review, as one edit", async () => {
+    const { actions, models } = workspace();
+    openEditor(textDocument("/ws/main.py", "print(1)\n")); // another file is active: the named one wins
+    fake.infoAnswer = "Apply";
+    await actions.apply({ code: "def format_task(task):\n    return task.title.upper()", lang: "python", file: "src/models.py" });
+    expect(diffs()).toHaveLength(1);
+    expect(diffs()[0].args[2]).toBe("Kestrel: review src/models.py");
+    expect(fake.infos).toEqual(["Apply Kestrel's change to src/models.py?"]);
+    expect(fake.applied).toHaveLength(1);
+    const text = after(fake.applied[0], models);
+    expect(text).toBe(MODELS.replace("return task.title\n", "return task.title.upper()\n"));
+    expect(text.match(/def format_task/g)).toHaveLength(1);
+    // The proposed side of the review is built from parts (no parsing of an encoded path).
+    const proposed = diffs()[0].args[1] as Uri;
+    expect(proposed.scheme).toBe("kestrel-proposed");
+    expect(proposed.path).toBe("/ws/src/models.py");
+  });
+
+  it("Reject writes nothing", async () => {
+    const { actions } = workspace();
+    fake.infoAnswer = "Reject";
+    await actions.apply({ code: "def format_task(task):\n    return 1", lang: "python", file: "src/models.py" });
+    expect(diffs()).toHaveLength(1);
+    expect(fake.applied).toEqual([]);
+  });
+
+  it("a file that does not exist yet is created by the edit", async () => {
+    const { actions } = workspace();
+    fake.infoAnswer = "Apply";
+    await actions.apply({ code: "def helper():\n    return 1", lang: "python", file: "src/helpers.py" });
+    const entries = fake.applied[0].entries;
+    expect(entries.map((e) => [e.op, e.uri.path])).toEqual([["createFile", "/ws/src/helpers.py"], ["insert", "/ws/src/helpers.py"]]);
+    expect(entries[1].text).toBe("def helper():\n    return 1\n");
+  });
+
+  it("refuses paths outside the workspace and secret files, with a message", async () => {
+    const { actions } = workspace();
+    fake.infoAnswer = "Apply";
+    for (const file of ["../outside.py", "/etc/passwd.txt", ".env", "config/.env.local"]) {
+      await actions.apply({ code: "x = 1", lang: "python", file });
+    }
+    expect(fake.applied).toEqual([]);
+    expect(diffs()).toEqual([]);
+    expect(fake.warnings).toHaveLength(4);
+    expect(fake.warnings[0]).toContain("outside the workspace");
+    expect(fake.warnings[2]).toContain("secret file");
+  });
+
+  it("without a named file goes to the active editor; a fragment replaces the selection", async () => {
+    workspace();
+    const actions = new BlockActions();
+    const doc = textDocument("/ws/main.py", "A = 0\n");
+    openEditor(doc);
+    fake.infoAnswer = "Apply";
+    await actions.apply({ code: "B = 2", lang: "python" });
+    expect(after(fake.applied[0], doc)).toBe("A = 0\n\nB = 2\n");
+    const doc2 = textDocument("/ws/calc.py", "total = price * 2\n");
+    openEditor(doc2, new Selection(0, 8, 0, 17));
+    await actions.apply({ code: "price * 3", lang: "python" });
+    expect(after(fake.applied[1], doc2)).toBe("total = price * 3\n");
+  });
+});
+
+describe("Insert", () => {
+  it("previews the insertion and inserts at the cursor on Insert", async () => {
+    workspace();
+    const actions = new BlockActions();
+    const doc = textDocument("/ws/main.py", "def f():\n    \n");
+    openEditor(doc, new Selection(1, 4, 1, 4));
+    fake.infoAnswer = "Cancel";
+    await actions.insert({ code: "x = 1\nreturn x", lang: "python" });
+    expect(diffs()[0].args[2]).toBe("Kestrel: insert into main.py");
+    expect(fake.infos).toEqual(["Insert Kestrel's code at the cursor in main.py?"]);
+    expect(fake.applied).toEqual([]);
+    fake.infoAnswer = "Insert";
+    await actions.insert({ code: "x = 1\nreturn x", lang: "python" });
+    expect(after(fake.applied[0], doc)).toBe("def f():\n    x = 1\n    return x\n"); // takes the cursor's indentation
+  });
+});
+
+describe("Apply all", () => {
+  it("one edit over every named file, each entry needing confirmation (the Refactor Preview)", async () => {
+    const { actions, models } = workspace();
+    await actions.applyAll([
+      { code: "def format_task(task):\n    return 'x'", lang: "python", file: "src/models.py" },
+      { code: "def helper():\n    pass", lang: "python", file: "src/helpers.py" },
+      { code: "print()", lang: "python" },
+    ]);
+    expect(fake.applied).toHaveLength(1);
+    const edit = fake.applied[0];
+    expect(edit.size).toBe(2);
+    expect(after(edit, models)).toContain("    return 'x'\n");
+    expect(fake.warnings[0]).toContain("1 block names no file");
+    // The files' entries start checked in the preview; the preview is opened by exactly one entry that
+    // needs confirmation and changes nothing (creating an existing file, ignoreIfExists).
+    const confirm = (e: { metadata?: unknown }) => (e.metadata as { needsConfirmation: boolean }).needsConfirmation;
+    const fileEntries = edit.entries.filter((e) => !confirm(e));
+    expect(fileEntries.map((e) => [e.op, e.uri.path])).toEqual([
+      ["replace", "/ws/src/models.py"],
+      ["createFile", "/ws/src/helpers.py"],
+      ["insert", "/ws/src/helpers.py"],
+    ]);
+    const trigger = edit.entries.filter(confirm);
+    expect(trigger).toHaveLength(1);
+    expect(trigger[0]).toEqual(expect.objectContaining({ op: "createFile", options: { ignoreIfExists: true } }));
+    expect(trigger[0].uri.path).toBe("/ws/src/models.py"); // exists: nothing is created
+  });
+
+  it("lists no file that already holds its block", async () => {
+    const { actions } = workspace();
+    await actions.applyAll([{ code: "def format_task(task):\n    return task.title", lang: "python", file: "src/models.py" }]);
+    expect(fake.applied).toEqual([]);
+    expect(fake.infos).toEqual(["Kestrel: the files already contain these blocks."]);
+  });
+});
+
+describe("Run in terminal", () => {
+  it("asks with the command shown, then sends it to the Kestrel terminal (reused)", async () => {
+    const actions = new BlockActions();
+    fake.answer = undefined;
+    await actions.run({ code: "pytest -q\n", lang: "bash" });
+    expect(fake.warnings).toEqual(["Run this command in a terminal?"]);
+    expect(fake.terminals).toEqual([]);
+    fake.answer = "Run";
+    await actions.run({ code: "pytest -q\n", lang: "bash" });
+    await actions.run({ code: "ls", lang: "sh" });
+    expect(fake.terminals).toHaveLength(1);
+    expect(fake.terminals[0].name).toBe("Kestrel");
+    expect(fake.terminals[0].sent).toEqual(["pytest -q", "ls"]);
+  });
+
+  it("runs only the prompted lines of a console transcript, and no non-shell block", async () => {
+    expect(shellCommand({ code: "$ npm test\n> kestrel@1 test\nok\n$ npm run build", lang: "console" })).toBe("npm test\nnpm run build");
+    const actions = new BlockActions();
+    fake.answer = "Run";
+    await actions.run({ code: "import os", lang: "python" });
+    expect(fake.terminals).toEqual([]);
+  });
+});

@@ -26,6 +26,7 @@ import chatQueue from "./scenarios/chatQueue.mjs";
 import chatContext from "./scenarios/chatContext.mjs";
 import chatFiles from "./scenarios/chatFiles.mjs";
 import chatRetry from "./scenarios/chatRetry.mjs";
+import chatControls from "./scenarios/chatControls.mjs";
 import chatKeys from "./scenarios/chatKeys.mjs";
 import chatHistory from "./scenarios/chatHistory.mjs";
 import chatThemes from "./scenarios/chatThemes.mjs";
@@ -37,7 +38,7 @@ import chatLatency from "./scenarios/chatLatency.mjs";
 
 // In this order: later scenarios start from the editor state the earlier ones leave
 // (untrustedWorkspace runs its own code-server and leaves the first one alone).
-const ALL = [ghostText, latency, toggle, chat, quickFix, inlineEdit, chatApply, chatQueue, chatContext, chatFiles, chatRetry, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace];
+const ALL = [ghostText, latency, toggle, chat, quickFix, inlineEdit, chatApply, chatQueue, chatContext, chatFiles, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace];
 // Benchmarks (make bench) run only when named: they measure, they do not test.
 const BENCH_ONLY = [chatLatency];
 const ONLY = (process.env.KESTREL_E2E_ONLY || "").split(",").map((s) => s.trim()).filter(Boolean);

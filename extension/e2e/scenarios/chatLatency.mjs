@@ -10,12 +10,15 @@
 //            in the page (performance.now() against the keydown event's timeStamp, no polling noise).
 //            When both exist both are kept, as a cross-check.
 //   server - a second kestrel-lsp over stdio (lib/lspClient.mjs), same provider/baseUrl/model as the
-//            editor's: `kestrel/chat` sent -> the first `kestrel/chatDelta` notification received.
+//            editor's, sent the same messages the panel's request just carried (from the mock's log):
+//            `kestrel/chat` sent -> the first `kestrel/chatDelta` notification received.
+//   floor  - webview -> extension host -> webview with nothing in between (ping/pong), what any
+//            panel pays in this editor.
 // results.checks.chatLatency gets p50/p95 of both and the panel's extra (dom - server). Nothing here is
 // a timed assertion: the scenario fails only if an answer never renders (or renders an error).
 import { performance } from "node:perf_hooks";
 import { COMPLETION } from "../lib/config.mjs";
-import { openChat } from "../lib/chat.mjs";
+import { chatRequests, openChat } from "../lib/chat.mjs";
 import { startLspClient } from "../lib/lspClient.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, percentile, sleep, waitFor } from "../lib/util.mjs";
@@ -103,14 +106,33 @@ async function domSample(frame, input, label) {
   return { webviewMs: s.attr === null ? null : +s.attr.toFixed(1), observerMs };
 }
 
+/**
+ * The floor under the panel's extra time in this editor: one message from the webview to the
+ * extension host and straight back (`ping` → `pong`, no server), timed in the webview.
+ */
+async function pingSample(input) {
+  return input.evaluate((el) => new Promise((resolve, reject) => {
+    const body = el.ownerDocument.body;
+    delete body.dataset.pingMs;
+    const observer = new MutationObserver(() => {
+      if (body.dataset.pingMs === undefined) return;
+      observer.disconnect();
+      resolve(Number(body.dataset.pingMs));
+    });
+    observer.observe(body, { attributes: true, attributeFilter: ["data-ping-ms"] });
+    el.ownerDocument.defaultView.dispatchEvent(new Event("kestrel-ping"));
+    setTimeout(() => { observer.disconnect(); reject(new Error("no pong from the extension host in 10 s")); }, 10_000);
+  }));
+}
+
 /** One server sample: `kestrel/chat` -> the first `kestrel/chatDelta` for it, over stdio. */
-async function serverSample(lsp, firstDelta, label) {
+async function serverSample(lsp, firstDelta, label, messages) {
   const id = `chat-latency-${label}`;
   firstDelta.id = id;
   firstDelta.at = undefined;
   const sent = performance.now();
   const result = await Promise.race([
-    lsp.request("kestrel/chat", { id, messages: [{ role: "user", content: `${PROMPT} (${label})` }] }),
+    lsp.request("kestrel/chat", { id, messages }),
     sleep(ANSWER_TIMEOUT_MS).then(() => ({ error: `no answer in ${ANSWER_TIMEOUT_MS} ms` })),
   ]);
   if (result.error || result.text !== ANSWER) throw new Error(`the server's answer (${label}): ${result.error || JSON.stringify(result.text)}`);
@@ -145,18 +167,23 @@ export default async function chatLatency(t) {
       await waitFor("an empty conversation", async () => (await frame.locator("#transcript .turn").count()) === 0, 10_000, 50)
         .catch(() => log("chatLatency: New chat left turns in the transcript; measuring anyway"));
     }
+    // The server alone gets the very messages the panel's request carried (the system prompt, the
+    // attached file, the conversation so far), as the model received them: the same work on both sides.
+    const panelMessages = async () => (await chatRequests(mockUrl)).at(-1).body.messages;
     await domSample(frame, input, "warm-up"); // first request of each path: imports, connections, JIT
-    await serverSample(lsp, firstDelta, "warm-up");
+    await serverSample(lsp, firstDelta, "warm-up", await panelMessages());
     const samples = [];
     for (let i = 0; i < SAMPLES; i++) {
       const dom = await domSample(frame, input, String(i));
-      const serverMs = await serverSample(lsp, firstDelta, String(i));
-      samples.push({ domMs: dom.webviewMs ?? dom.observerMs, ...dom, serverMs });
+      const serverMs = await serverSample(lsp, firstDelta, String(i), await panelMessages());
+      const pingMs = await pingSample(input);
+      samples.push({ domMs: dom.webviewMs ?? dom.observerMs, ...dom, serverMs, pingMs });
       await sleep(100); // let the host finish its after-turn work (saving the conversation, history)
     }
     const fromWebview = samples.filter((s) => s.webviewMs !== null).length;
     const dom = summary(samples.map((s) => s.domMs));
     const server = summary(samples.map((s) => s.serverMs));
+    const ping = summary(samples.map((s) => s.pingMs));
     const r = (v) => +v.toFixed(1);
     results.checks.chatLatency = {
       n: samples.length,
@@ -165,6 +192,9 @@ export default async function chatLatency(t) {
       enterToFirstRenderedMs: dom,
       serverChatToFirstDeltaMs: server,
       panelExtraMs: { p50: r(dom.p50 - server.p50), p95: r(dom.p95 - server.p95) },
+      // webview -> extension host -> webview with nothing in between: what any panel pays here.
+      webviewHostRoundTripMs: ping,
+      panelExtraOverRoundTripMs: { p50: r(dom.p50 - server.p50 - ping.p50), p95: r(dom.p95 - server.p95 - ping.p95) },
       // The same span timed by this scenario's own observer: a cross-check of data-first-token-ms.
       observerMs: summary(samples.map((s) => s.observerMs)),
       samples,
@@ -172,7 +202,8 @@ export default async function chatLatency(t) {
     log(`chat latency over ${samples.length} samples (${results.checks.chatLatency.domSource}): ` +
       `Enter -> first rendered text p50 ${dom.p50} ms, p95 ${dom.p95} ms; ` +
       `server kestrel/chat -> first chatDelta p50 ${server.p50} ms, p95 ${server.p95} ms; ` +
-      `panel extra p50 ${results.checks.chatLatency.panelExtraMs.p50} ms, p95 ${results.checks.chatLatency.panelExtraMs.p95} ms`);
+      `panel extra p50 ${results.checks.chatLatency.panelExtraMs.p50} ms, p95 ${results.checks.chatLatency.panelExtraMs.p95} ms; ` +
+      `bare webview <-> extension host round trip p50 ${ping.p50} ms, p95 ${ping.p95} ms`);
   } finally {
     await lsp.close();
     await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });

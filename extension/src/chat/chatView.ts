@@ -251,6 +251,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         return this.actions.applyAll(msg.blocks as CodeBlock[]);
       case "run":
         return this.actions.run(msg.block);
+      case "ping":
+        return this.post({ type: "pong", sent: msg.sent });
     }
   }
 

@@ -94,7 +94,9 @@ export type FromWebview =
   | { type: "insert"; block: CodeBlock }
   | { type: "apply"; block: CodeBlock }
   | { type: "applyAll"; blocks: CodeBlock[] }
-  | { type: "run"; block: CodeBlock };
+  | { type: "run"; block: CodeBlock }
+  /** The chat benchmark's probe: the bare webview ⇄ extension-host round trip (answered at once). */
+  | { type: "ping"; sent: number };
 
 /** extension → webview */
 export type ToWebview =
@@ -116,4 +118,5 @@ export type ToWebview =
   | { type: "delta"; delta: string }
   | { type: "steered"; mark: SteerMark }
   | { type: "done"; turn: Turn; queued: QueuedMessage[] }
-  | { type: "notice"; text: string };
+  | { type: "notice"; text: string }
+  | { type: "pong"; sent: number };

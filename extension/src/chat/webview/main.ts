@@ -337,6 +337,9 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       return view.live?.steer(msg.mark);
     case "done":
       return onDone(msg.turn, msg.queued);
+    case "pong":
+      document.body.dataset.pingMs = (performance.now() - msg.sent).toFixed(1);
+      return;
     case "notice":
       requestPending = false;
       view.addNotice(msg.text);
@@ -344,6 +347,10 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       return scroll.contentChanged();
   }
 });
+
+// The chat benchmark (e2e chatLatency) measures the floor under Enter → first token in this editor:
+// a message to the extension host and straight back, with no server in between.
+window.addEventListener("kestrel-ping", () => post({ type: "ping", sent: performance.now() }));
 
 setBusy(false);
 if (document.hasFocus()) ui.input.focus(); // opened by the shortcut: its focus request may have come before this script

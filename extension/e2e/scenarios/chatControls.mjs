@@ -1,7 +1,8 @@
 // The chat panel's remaining controls, each checked where its effect lands:
 //  - Copy: "Copied" feedback, and the browser's clipboard really holds the block;
 //  - the queue's Edit (the text back in the input, out of the queue) and Remove (never sent);
-//  - Stop Chat Answer from the editor (Ctrl+Alt+Backspace while an answer streams);
+//  - Stop Chat Answer from the editor (Ctrl+Alt+Backspace while an answer streams) and from the view's
+//    title bar (its Stop icon, there only while an answer streams), and the title bar's New Chat;
 //  - the effort picker on a model that takes an effort: "high" reaches the request as
 //    reasoning_effort (and on mock-model it stays disabled: chatHistory checks that).
 // Starts and ends in main.py with the mock answering COMPLETION.
@@ -58,6 +59,19 @@ export default async function chatControls(t) {
   const sent = (await chatRequests(mockUrl)).map((r) => r.messages);
   if (sent.some((m) => m.includes("QUEUED TO REMOVE") || m.includes("QUEUED TO EDIT"))) throw new Error("a removed or edited queued message was sent");
 
+  // The view's title bar: its Stop icon (shown only while an answer streams) and its New Chat (+).
+  const titleAction = (label) => page.locator(`.part.sidebar .title-actions .action-label[aria-label^="${label}"], .part.sidebar .pane-header .action-label[aria-label^="${label}"]`).first();
+  await setMock(mockUrl, { text: "title words ".repeat(400), tps: 40, ttft_ms: 0, rules: [] });
+  await input.fill("Another long answer");
+  await input.press("Enter");
+  await frame.locator(".turn.assistant.streaming").first().waitFor({ timeout: 30_000 });
+  await titleAction("Stop Chat Answer").click({ timeout: 10_000 });
+  await waitFor("the answer stopped from the title bar", async () => (await frame.locator(".turn.assistant.streaming").count()) === 0, 15_000, 100);
+  if (!/stopped/.test((await frame.locator(".turn.assistant").last().locator(".notice").allTextContents()).join(" "))) throw new Error("the title bar's Stop did not stop the answer");
+  await waitFor("the Stop icon gone once idle", async () => (await titleAction("Stop Chat Answer").count()) === 0, 10_000, 100);
+  await titleAction("New Chat").click();
+  await waitFor("a new chat from the title bar", async () => (await frame.locator("#transcript .turn").count()) === 0 && (await frame.locator("#empty").isVisible()), 10_000, 100);
+
   // Effort: on a model that takes one the picker is enabled, and "high" reaches the request.
   t.writeSettings({ ...t.settings, "kestrel.model": "gpt-oss-20b" });
   const effort = frame.locator("#effort");
@@ -73,7 +87,7 @@ export default async function chatControls(t) {
   t.writeSettings(t.settings);
   await waitFor("the effort picker disabled again for mock-model", async () => effort.isDisabled(), 30_000, 100);
 
-  results.checks.chatControls = "Copy (the clipboard holds the block), queue Edit/Remove (never sent), Ctrl+Alt+Backspace stop, effort high sent as reasoning_effort";
+  results.checks.chatControls = "Copy (the clipboard holds the block), queue Edit/Remove (never sent), Ctrl+Alt+Backspace and title-bar stop, title-bar New Chat, effort high sent as reasoning_effort";
   log("chat controls: copy, queue edit/remove, stop key, effort ok");
   await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
   await editor.locator(".view-lines").click();

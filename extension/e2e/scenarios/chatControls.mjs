@@ -61,10 +61,29 @@ export default async function chatControls(t) {
 
   // The view's title bar: its Stop icon (shown only while an answer streams) and its New Chat (+).
   const titleAction = (label) => page.locator(`.part.sidebar .title-actions .action-label[aria-label^="${label}"], .part.sidebar .pane-header .action-label[aria-label^="${label}"]`).first();
-  await setMock(mockUrl, { text: "title words ".repeat(400), tps: 40, ttft_ms: 0, rules: [] });
+  // While it streams, screen readers hear it through #announcer only: whole paragraphs appended, the
+  // region never rebuilt (it was the whole transcript, rebuilt on every delta).
+  await setMock(mockUrl, { text: "Title words in a paragraph. ".repeat(3).concat("\n\n").repeat(100), tps: 40, ttft_ms: 0, rules: [] });
+  await input.evaluate((el) => {
+    const doc = el.ownerDocument;
+    const seen = (doc.defaultView.__live = { added: 0, removed: 0, otherLiveMutations: 0 });
+    const region = doc.getElementById("announcer");
+    new MutationObserver((records) => {
+      for (const r of records) {
+        const live = r.target.nodeType === 1 ? r.target.closest("[aria-live]") : r.target.parentElement?.closest("[aria-live]");
+        if (!live) continue;
+        if (live !== region) seen.otherLiveMutations += 1;
+        else { seen.added += r.addedNodes.length; seen.removed += r.removedNodes.length; }
+      }
+    }).observe(doc.body, { subtree: true, childList: true, characterData: true });
+  });
   await input.fill("Another long answer");
   await input.press("Enter");
   await frame.locator(".turn.assistant.streaming").first().waitFor({ timeout: 30_000 });
+  await sleep(3000);
+  const live = await input.evaluate((el) => el.ownerDocument.defaultView.__live);
+  if (live.otherLiveMutations || live.removed || live.added < 2) throw new Error(`screen readers would not hear the stream once, a paragraph at a time: ${JSON.stringify(live)}`);
+  results.checks.chatLiveRegion = live;
   await titleAction("Stop Chat Answer").click({ timeout: 10_000 });
   await waitFor("the answer stopped from the title bar", async () => (await frame.locator(".turn.assistant.streaming").count()) === 0, 15_000, 100);
   if (!/stopped/.test((await frame.locator(".turn.assistant").last().locator(".notice").allTextContents()).join(" "))) throw new Error("the title bar's Stop did not stop the answer");

@@ -6,7 +6,6 @@ import logging
 
 import pytest
 
-from kestrel.completion.postprocess import finalize
 from kestrel.completion.shape import wants_multiline
 from kestrel.config import SettingsError, load_settings
 from kestrel.context.exclusion import is_excluded
@@ -99,50 +98,6 @@ def test_multiline_decision():
     assert wants_multiline("call(", ")")
 
 
-def fin(raw, before_line, after_line="", after="", multiline=True, max_lines=10, done=True, model_ended=False):
-    return finalize(raw, before_line, after_line, after_line + after, multiline=multiline, max_lines=max_lines, done=done,
-                    model_ended=model_ended)
-
-
-def test_single_line_stops_at_newline_and_is_final_early():
-    shown = fin("bar(1)\nmore", "x = foo", multiline=False, done=False)
-    assert shown.text == "bar(1)" and shown.final
-
-
-def test_block_end_by_dedent():
-    raw = "\n    return a + b\n\ndef other():\n    pass"
-    shown = fin(raw, "def add(a, b):", done=False)
-    assert shown.text == "\n    return a + b" and shown.final
-
-
-def test_cut_where_it_repeats_the_suffix():
-    shown = fin("    total = 0\n    return total", "", after="\n    return total\n")
-    assert shown.text == "    total = 0"
-
-
-def test_no_duplicate_lines():
-    shown = fin("x += 1\n    x += 1\n    x += 1", "    ")
-    assert shown.text == "x += 1"
-
-
-def test_closer_already_after_cursor_is_not_doubled():
-    assert fin("a, b)", "print(", ")", multiline=False).text == "a, b"
-
-
-def test_unbalanced_truncation_trimmed():
-    raw = "\n    x = 1\n    y = call(\n        1,"
-    assert fin(raw, "def f():", max_lines=3).text == "\n    x = 1"
-
-
-def test_fences_and_echo_stripped():
-    assert fin("```python\nreturn 1\n```", "    ").text == "return 1"
-    assert fin("x = compute()", "x = ", multiline=False).text == "compute()"
-
-
-def test_typed_indentation_not_repeated():
-    assert fin("    return 1", "    ").text == "return 1"
-
-
 # -- prompts ----------------------------------------------------------------------------
 def test_fim_templates_by_family():
     p = CompletionPrompt(prefix="def f(", suffix=")\n", language="python", path="/a.py",
@@ -185,35 +140,7 @@ def test_redaction_of_known_and_shaped_keys(caplog):
     assert "my-canary-key-123456" not in caplog.text
 
 
-# -- filling a hole: code follows the cursor in the same block ----------------------------
-def test_a_hole_ends_where_the_model_rejoins_the_code_after_it():
-    # The cursor sits at the start of an existing line: the model writes the missing line, then
-    # re-types the existing one; the suggestion is the new line, with its newline.
-    shown = fin("    total = 0\n    return total\n", "", "    return total", "\n")
-    assert shown.text == "    total = 0\n" and shown.final
-    # Mid-line: the closer and what follows it are already there.
-    assert fin("a, b)\n    return x", "print(", ")", "\n    return x\n", multiline=False).text == "a, b"
-    # Never re-type what is already after the cursor.
-    assert fin("    return total\n", "", "    return total", "\n").text == ""
-
-
-def test_a_hole_that_never_rejoins_offers_only_its_first_line():
-    raw = "result = []\n    for x in xs:\n        result.append(x)\n    print(result)\n    done()\n"
-    after = "\n    return result\n"
-    partial = fin(raw[:30], "    ", "", after, done=False)
-    assert partial.text == "" and not partial.final  # it may still rejoin: wait
-    assert fin(raw, "    ", "", after, done=True).text == "result = []"
-    # Before existing code, the one line is a new line above it.
-    assert fin(raw, "    ", "    return result", "\n", done=True).text == "result = []\n"
-
-
-def test_an_empty_body_still_gets_a_block():
-    raw = "\n    return a + b\n\ndef other():\n    pass"
-    shown = finalize(raw, "", "", "\n\ndef other():\n    pass\n", multiline=True, max_lines=10, done=True,
-                     before_lines=["def add(a, b):"])
-    assert shown.text == "\n    return a + b"  # the block, cut at the dedent (not a hole: no code follows in it)
-
-
+# -- the completion engine (the cuts themselves: tests/completion/golden/) ---------------
 def test_paths_are_relative_to_the_workspace_and_never_absolute():
     from types import SimpleNamespace
 
@@ -224,72 +151,6 @@ def test_paths_are_relative_to_the_workspace_and_never_absolute():
     docs = Documents(server)
     assert docs.path("file:///home/ana/project/src/app.py") == "src/app.py"
     assert docs.path("file:///tmp/elsewhere/notes.py") == "notes.py"
-
-
-def test_a_hole_the_model_ended_itself_is_offered_whole():
-    raw = "merate(l):\n        for j in r"
-    after = "ange(i + 1, len(l)):\n            if l[i] + l[j] == 0:\n"
-    assert fin(raw, "    for i, x in enu", after.split("\n")[0], after[after.index("\n"):], model_ended=True).text == raw
-    assert fin(raw, "    for i, x in enu", after.split("\n")[0], after[after.index("\n"):]).text == "merate(l):"
-
-
-def test_a_line_the_model_ended_but_that_rewrites_the_code_below_offers_its_first_line():
-    # The model filled the line, then wrote the rest of the function again and stopped.
-    after = "\n    for n in xs[:-1]:\n        result.append(n)\n    return result\n"
-    raw = "result = []\n    for n in xs:\n        result.append(n)\n    return result"
-    assert fin(raw, "    ", "", after, model_ended=True).text == "result = []"
-    # A block the model ended without re-typing anything below is offered whole.
-    raw2 = "if not xs:\n        return []"
-    assert fin(raw2, "    ", "", after, model_ended=True).text == raw2
-
-
-def test_newlines_and_indentation_alone_are_not_the_model_rejoining_the_code_below():
-    # The hole opens a block whose body already follows, deeper: the model's second line starts
-    # with the same newline and indentation as that body, which is not re-typing it.
-    after = "\n                if distance < threshold:\n                    return True\n"
-    raw = "            if idx != idx2:\n                distance = abs(a - b)"
-    assert fin(raw, "", "", after, model_ended=True).text == raw
-    # Re-typing the code itself still ends the middle there.
-    assert fin(raw + "\n                if distance < threshold:", "", "", after, done=False).text == raw
-
-
-def test_a_block_the_model_ended_keeps_its_dedents_up_to_the_top_level():
-    before_lines = ["def count(xs):", "    ns = []", "    for x in xs:"]
-    raw = "        ns.append(x)\n    return len(ns)\n\n\nif __name__ == '__main__':\n    print(count([1]))"
-    shown = finalize(raw, "", "", "", multiline=True, max_lines=12, done=True, before_lines=before_lines,
-                     model_ended=True)
-    assert shown.text == "        ns.append(x)\n    return len(ns)"  # the function's end, not the script below
-    # A stream that did not end by itself is still cut where its block ends.
-    shown = finalize(raw, "", "", "", multiline=True, max_lines=12, done=True, before_lines=before_lines)
-    assert shown.text == "        ns.append(x)"
-
-
-def test_a_line_that_only_begins_like_the_code_below_is_not_the_model_rejoining_it():
-    # `closing_brackets = []` shares 16 characters with `closing_brackets.reverse()`: not the same line.
-    after = "\n    closing_brackets.reverse()\n    return opening, closing_brackets\n"
-    raw = "    opening = []\n    closing_brackets = []\n    for c in s:\n        closing_brackets.append(c)\n"
-    assert fin(raw, "", "", after, model_ended=True).text == raw
-    # The code's whole first line re-typed is the rejoin.
-    assert fin(raw + "    closing_brackets.reverse()\n", "", "", after, done=False).text == raw.rstrip("\n")
-
-
-def test_lines_an_ended_answer_shares_with_the_code_below_are_a_rewrite_only_in_a_run():
-    after = "\n        return False\n    if month == 2 and day > 29:\n        return False\n    return True\n"
-    # `return False` after other conditions: the same statement, not the code below again.
-    raw = "    if month < 1:\n        return False\n    if day < 1:\n        return False\n    if year < 0:"
-    assert fin(raw, "", "", after, model_ended=True).text == raw
-    # Two lines in a row as they stand below: the model wrote that code again.
-    raw2 = "    if day < 1:\n        return False\n    if month == 2 and day > 29:\n        return False"
-    assert fin(raw2, "", "", after, model_ended=True).text == "    if day < 1:"
-
-
-def test_a_block_the_model_ended_is_kept_whole_when_it_adds_a_script_after_it():
-    before_lines = ["def count(xs):", "    n = 0", "    for x in xs:"]
-    body = "".join(f"        n += x * {i}\n" for i in range(8)) + "    return n"  # the loop's body, then out of it
-    raw = body + "\n\n# Test\n" + "".join(f"print(count([{i}]))\n" for i in range(8))  # 19 lines in all
-    shown = finalize(raw, "", "", "", multiline=True, max_lines=12, done=True, before_lines=before_lines,
-                     model_ended=True)
-    assert shown.text == body
 
 
 def test_the_engine_waits_for_a_model_that_ends_its_blocks_and_learns_one_that_does_not():
@@ -351,12 +212,6 @@ def test_the_engine_waits_for_a_model_that_ends_its_blocks_and_learns_one_that_d
     assert all(text != middle for text in first[:MIN_SEEN]) and first[MIN_SEEN:] == [middle] * 2, first
     # Kept to the end: the first MIN_SEEN (to learn), then one in every PROBE_EVERY.
     assert [i for i, w in enumerate(waited) if w] == [*range(MIN_SEEN), MIN_SEEN - 1 + PROBE_EVERY], waited
-
-
-def test_a_block_header_without_its_body_is_not_offered():
-    after = "\n    return total\n"
-    assert fin("if total > 3:", "    ", "", after, model_ended=True).text == ""
-    assert fin("if total > 3:\n        total = 3", "    ", "", after, model_ended=True).text.endswith("total = 3")
 
 
 class _ScriptedProvider:
@@ -448,19 +303,6 @@ def test_a_stream_that_fails_after_it_answered_is_not_reported():
 
     assert asyncio.run(go()) == "x + 1"
     assert errors == [None]
-
-
-def test_at_column_0_the_first_line_sets_the_level_a_dedent_ends_the_block():
-    # An empty body after an opener, the cursor at column 0: the model writes the body, then code
-    # of the enclosing block (a dedent below its first line): only the body is offered.
-    raw = "        return 0\n    elif n == 2:\n        return 1\n"
-    after = "\n    if n == 1:\n        return 1\n"
-    shown = finalize(raw, "", "", after, multiline=True, max_lines=10, done=True, before_lines=["    if n == 0:"])
-    assert shown.text == "        return 0"
-    # The last line of a function, then the model's own test code at column 0.
-    raw = "    return area\n\n# Test cases\nprint(area(3))\n"
-    shown = finalize(raw, "", "", "", multiline=True, max_lines=10, done=True, before_lines=["    area = a * b"])
-    assert shown.text == "    return area"
 
 
 def test_a_suggestion_that_breaks_the_syntax_is_not_shown():

@@ -1,0 +1,111 @@
+"""What every cut stage shares: the answer so far, the stream's options, the stage runner."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+from ...context.window import CursorText
+from ..shape import indent_of
+
+log = logging.getLogger("kestrel.completion.cuts")
+
+BEFORE_LINES_CHARS = 2048  # how far above the cursor the lines that shape a cut are read
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+_OPEN = set("([{")
+OPENERS = (":", "{", "(", "[")
+
+
+@dataclass(frozen=True)
+class Shown:
+    text: str
+    final: bool  # a cut rule fired: more streamed text cannot change `text`
+
+
+@dataclass(frozen=True)
+class CutOptions:
+    """How the model's text arrived. `model_ended`: the stream is done and the model ended it
+    itself. `expect_end`: the stream goes on, and the model is known to end its blocks: cuts that
+    guess where the block ends wait for that end instead (those that see a re-typing still cut)."""
+
+    multiline: bool
+    max_lines: int
+    done: bool
+    model_ended: bool = False
+    expect_end: bool = False
+
+
+# A stage rewrites the answer so far; a pick stage answers outright (a Shown) or passes (None).
+Stage = Callable[[Shown, CursorText, CutOptions], Shown]
+Pick = Callable[[str, CursorText, CutOptions], Optional[Shown]]
+
+
+def _said(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def note(stage: str, old: str, new: str) -> None:
+    """Log at debug what `stage` took away (nothing when it kept the text as it was)."""
+    if new == old or not log.isEnabledFor(logging.DEBUG):
+        return
+    if old.strip() and not new.strip():
+        log.debug("cut %s: dropped %s", stage, _said(old))
+    else:
+        log.debug("cut %s: trimmed %s to %s", stage, _said(old), _said(new))
+
+
+def run(stages: Sequence[Stage], shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
+    """Apply `stages` in order, logging what each one cuts."""
+    for stage in stages:
+        out = stage(shown, cur, opts)
+        note(stage.__name__, shown.text, out.text)
+        shown = out
+    return shown
+
+
+def first_pick(picks: Sequence[Pick], text: str, cur: CursorText, opts: CutOptions) -> Shown:
+    """The answer of the first stage in `picks` that gives one (the last one always does)."""
+    for pick in picks:
+        shown = pick(text, cur, opts)
+        if shown is not None:
+            if shown.final or shown.text:
+                note(pick.__name__, text, shown.text)
+            else:
+                log.debug("cut %s: waits for more", pick.__name__)
+            return shown
+    raise AssertionError("the last pick stage must answer")
+
+
+def before_lines(cur: CursorText) -> list[str]:
+    """The lines above the cursor line (the nearest BEFORE_LINES_CHARS of them)."""
+    return cur.before[-BEFORE_LINES_CHARS:].split("\n")[:-1]
+
+
+def following_line(line_after: str, after: str) -> str | None:
+    """The first line of code after the cursor (the rest of the cursor line counts)."""
+    if line_after.strip():
+        return line_after
+    return next((ln for ln in after.split("\n")[1:8] if ln.strip()), None)
+
+
+def bracket_depths(line: str, depth: int) -> tuple[int, int | None]:
+    """New depth after `line`, and the index where depth first went negative (None if never)."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "\"'`":
+            quote = ch
+        elif ch in _OPEN:
+            depth += 1
+        elif ch in _PAIRS:
+            depth -= 1
+            if depth < 0:
+                return depth, i
+    return depth, None
+
+
+__all__ = ["CutOptions", "Shown", "indent_of"]

@@ -1,0 +1,68 @@
+"""Language guards: checks that hold back a suggestion the code around it cannot take.
+
+A guard is registered for a languageId by its own module in this package (python.py); adding a
+language adds a module. A language without a guard takes every suggestion.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+from typing import Protocol
+
+from ...context.window import CursorText
+from ..cuts.base import Shown
+
+log = logging.getLogger("kestrel.completion.guards")
+
+
+class LanguageGuard(Protocol):
+    def refuses(self, before: str, text: str, after: str) -> str | None:
+        """Why `text` cannot go between `before` and `after` (None: it can)."""
+        ...
+
+
+_GUARDS: dict[str, LanguageGuard] = {}
+_loaded = False
+
+
+def register(language: str, guard: LanguageGuard) -> None:
+    _GUARDS[language] = guard
+
+
+def guard_for(language: str) -> LanguageGuard | None:
+    global _loaded
+    if not _loaded:
+        for module in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{module.name}")
+        _loaded = True
+    return _GUARDS.get(language)
+
+
+def refusal(cur: CursorText, text: str, language: str) -> str | None:
+    guard = guard_for(language)
+    return None if guard is None else guard.refuses(cur.before, text, cur.after)
+
+
+def fit(cur: CursorText, shown: Shown, language: str, open_indent: str | None) -> Shown:
+    """A final answer the language's guard refuses falls back to its first line if the guard takes
+    that (as a single-line answer would have been); else nothing beats broken code."""
+    why = refusal(cur, shown.text, language)
+    if why is None:
+        return shown
+    first = _first_line(shown.text, open_indent)
+    if first and refusal(cur, first, language) is None:
+        log.debug("guard %s: %s; trimmed to its first line", language, why)
+        return Shown(first, True)
+    log.debug("guard %s: %s; dropped %r", language, why, shown.text[:60])
+    return Shown("", True)
+
+
+def _first_line(text: str, open_indent: str | None) -> str:
+    """The first line of a multi-line suggestion ('' when it has one line or an empty first line);
+    on a line opened above existing code it keeps the newline and indentation before that code."""
+    if "\n" not in text.rstrip("\n") or not text.split("\n", 1)[0].strip():
+        return ""
+    first = text.split("\n", 1)[0]
+    return first + "\n" + open_indent if open_indent is not None else first

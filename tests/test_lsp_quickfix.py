@@ -146,3 +146,39 @@ async def test_a_standard_library_name_gets_its_import_without_the_model(mock):
         (text_edit,) = resolved.edit.document_changes[0].edits
         assert text_edit.range.start.line == 1 and text_edit.new_text == "from typing import List, Optional\n"
         assert "/v1/chat/completions" not in mock.stats()["requests"]
+
+
+async def test_a_module_import_is_offered_only_for_a_module_the_code_uses_as_one(mock):
+    # `ret` with its last letter dropped reads `re`: a typo of the local, not a missing `import re`.
+    typo = "def last(xs):\n    ret = []\n    for x in xs:\n        ret.append(x)\n    return re\n"
+    mock.configure(text="```python\n    return ret\n```\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, typo)
+        resolved = await resolved_fix(client, a_diagnostic(4, 11, 4, 13, "Undefined name `re`", "ruff", "F821"))
+        (text_edit,) = resolved.edit.document_changes[0].edits
+        assert "import" not in text_edit.new_text and text_edit.range.start.line == 4  # the model's `ret`
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+        assert resolved.data["madeBy"] == "model"
+
+
+async def test_an_attribute_the_module_lacks_is_no_module_use(mock):
+    # `re.append(x)` is `ret.append(x)` with a letter dropped: the `re` module has no `append`.
+    typo = "def last(xs):\n    ret = []\n    for x in xs:\n        re.append(x)\n    return ret\n"
+    mock.configure(text="```python\n        ret.append(x)\n```\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, typo)
+        resolved = await resolved_fix(client, a_diagnostic(3, 8, 3, 10, "Undefined name `re`", "ruff", "F821"))
+        (text_edit,) = resolved.edit.document_changes[0].edits
+        assert "import" not in text_edit.new_text
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+
+
+async def test_a_real_module_use_gets_its_import_marked_as_a_rule_fix(mock):
+    source = "def words(s):\n    ret = re.split(r'\\s+', s)\n    return ret\n"
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, source)
+        resolved = await resolved_fix(client, a_diagnostic(1, 10, 1, 12, "Undefined name `re`", "ruff", "F821"))
+        (text_edit,) = resolved.edit.document_changes[0].edits
+        assert text_edit.new_text == "import re\n" and text_edit.range.start.line == 0
+        assert "/v1/chat/completions" not in mock.stats()["requests"]
+        assert resolved.data["madeBy"] == "rule:import"  # told apart from a model's fix (the eval counts both)

@@ -1,8 +1,10 @@
-"""python -m bench.edit_quality [--full] [--limit N] [--model-path X.gguf] [--report-only]
+"""python -m bench.edit_quality [--sets quixbugs,synthetic] [--full] [--limit N] [--model-path X.gguf] [--report-only]
 
-Default: a fixed, seeded sample (30 quick fixes, 30 inline edits, even over the kinds), raw chat
-vs Kestrel through LSP on one llama.cpp server. Prints the table, writes
-bench/out/edit-quality.json (with per-task records) and the edit section of bench/QUALITY.md.
+Default: every QuixBugs program and a seeded sample of 60 HumanEvalFix problems (even over the bug
+types; FULL: all 164) with its quick fixes (real bugs, the headline), and the synthetic set's fixed,
+seeded sample (30 quick fixes, 30 inline edits, even over the kinds), raw chat vs Kestrel through LSP
+on one llama.cpp server. Prints the table, writes bench/out/edit-quality.json (with per-task
+records) and the edit section of bench/QUALITY.md.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from pathlib import Path
 
 from bench.quality.__main__ import output_paths
 
-from . import data
+from . import data, humanevalfix, quixbugs
 from .summary import MARKER, render_markdown, render_table, summarize
+
+SETS = ("quixbugs", "humanevalfix", "synthetic")
 
 BENCH = Path(__file__).resolve().parent.parent
 
@@ -34,12 +38,15 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--full", action="store_true", help="every task of every kind")
     p.add_argument("--limit", type=int, default=None, help="at most N tasks per family (a quick check; no markdown)")
+    p.add_argument("--sets", default=",".join(SETS), help="comma-separated: " + ", ".join(SETS))
     p.add_argument("--families", default=",".join(data.FAMILIES), help="comma-separated: " + ", ".join(data.FAMILIES))
     p.add_argument("--model-path", default=None)
     p.add_argument("--kestrel-src", default=None, help="measure the kestrel package in this directory")
     p.add_argument("--out", default=None)
     p.add_argument("--md", default=None)
     p.add_argument("--report-only", action="store_true")
+    p.add_argument("--beside", action="append", default=[],
+                   help="another model's edit-quality JSON, shown in the same tables of the markdown section")
     args = p.parse_args(argv)
     _, out, md = output_paths(args, "edit-quality")
     if args.report_only:
@@ -48,16 +55,42 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from .runner import run
 
-        everything = data.all_tasks()
-        tasks = data.sample(everything, None if args.full else data.DEFAULT_SAMPLE)
-        if args.limit is not None:
-            tasks = data.sample(everything, {f: args.limit for f in data.FAMILIES})
-        families = args.families.split(",")
-        unknown = set(families) - set(data.FAMILIES)
-        if unknown:
-            p.error(f"unknown families: {', '.join(sorted(unknown))}")
-        tasks = {f: t for f, t in tasks.items() if f in families}
-        doc = asyncio.run(run(tasks, model_path=args.model_path, logs=out.parent, counts=data.counts(everything),
+        sets, families = args.sets.split(","), args.families.split(",")
+        for given, known in ((sets, SETS), (families, data.FAMILIES)):
+            unknown = set(given) - set(known)
+            if unknown:
+                p.error(f"unknown: {', '.join(sorted(unknown))}")
+        tasks: list[data.EditTask] = []
+        counts: dict = {}
+        if "quixbugs" in sets:
+            print("edit quality: building the QuixBugs tasks (each program's tests on its buggy and fixed version) ...",
+                  file=sys.stderr, flush=True)
+            qb, skipped = quixbugs.all_tasks()
+            counts["quixbugs"] = {"programs": len(quixbugs.programs()), "skipped": skipped,
+                                  **{f: len(v) for f, v in qb.items()}}
+            for fam in data.FAMILIES:
+                if fam in families:
+                    tasks += qb[fam][: args.limit] if args.limit is not None else qb[fam]
+        if "humanevalfix" in sets:
+            print("edit quality: building the HumanEvalFix tasks ...", file=sys.stderr, flush=True)
+            hef, skipped = humanevalfix.all_tasks()
+            counts["humanevalfix"] = {"problems": len(humanevalfix.rows()), "skipped": skipped,
+                                      **{f: len(v) for f, v in hef.items()},
+                                      "quick_fix_codes": sorted({t.diagnostic["code"] for t in hef["quick-fix"]})}
+            hef["inline-edit"] = humanevalfix.sample(hef["inline-edit"], None if args.full else humanevalfix.DEFAULT_SAMPLE)
+            for fam in data.FAMILIES:
+                if fam in families:
+                    tasks += hef[fam][: args.limit] if args.limit is not None else hef[fam]
+        if "synthetic" in sets:
+            everything = data.all_tasks()
+            counts["synthetic"] = data.counts(everything)
+            chosen = data.sample(everything, None if args.full else data.DEFAULT_SAMPLE)
+            if args.limit is not None:
+                chosen = data.sample(everything, {f: args.limit for f in data.FAMILIES})
+            for fam in data.FAMILIES:
+                if fam in families:
+                    tasks += chosen[fam]
+        doc = asyncio.run(run(tasks, model_path=args.model_path, logs=out.parent, counts=counts,
                               label="full" if args.full else ("limit" if args.limit is not None else "sample"),
                               kestrel_src=args.kestrel_src))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -65,7 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     print(render_table(doc))
     print(f"\n{doc['model']}; {doc['wall_seconds']:.0f} s; wrote {out}" + (f" and {md}" if md else ""))
     if md:
-        write_section(md, render_markdown(doc, "make eval" + (" FULL=1" if args.full else "")))
+        beside = []
+        for path in args.beside:
+            other = json.loads(Path(path).read_text())
+            other.update(summarize(other["records"]))
+            beside.append(other)
+        write_section(md, render_markdown(doc, "make eval ONLY=edits" + (" FULL=1" if args.full else ""), beside))
     return 0
 
 

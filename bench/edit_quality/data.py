@@ -1,4 +1,6 @@
-"""The edit tasks: mutants (see mutate.py) kept only when they are really broken.
+"""EditTask (one task of any set: QuixBugs and HumanEvalFix, real bugs, see quixbugs.py and
+humanevalfix.py; synthetic, below) and the synthetic set: mutants of HumanEval solutions (see
+mutate.py) kept only when they are really broken.
 
 - quick fix: ruff reports at least one diagnostic the working file does not have; the first
   such diagnostic is the one the editor offers the fix for (as an LSP Diagnostic).
@@ -19,7 +21,7 @@ from bench.quality import scoring
 from bench.quality.data import load_problems
 
 from . import lint, mutate
-from .mutate import Mutant
+from .mutate import Mutant, def_line
 
 SAMPLE_SEED = 13
 DEFAULT_SAMPLE = {"quick-fix": 30, "inline-edit": 30}  # spread evenly over the kinds of each family
@@ -30,19 +32,42 @@ _CHECK_LINE = re.compile(r'File "[^"]*candidate\.py", line (\d+), in check\n\s+(
 
 @dataclass(frozen=True)
 class EditTask:
-    mutant: Mutant
+    set: str  # "quixbugs", "humanevalfix" (real bugs) or "synthetic" (mutants of HumanEval solutions)
     family: str  # "quick-fix" or "inline-edit"
+    kind: str
+    task_id: str
+    note: str  # what is wrong, for the report
+    original: str  # a working file (synthetic: the solution; QuixBugs: the buggy file with the correct function)
+    broken: str
+    entry_point: str  # the function the edit is about
+    target: tuple[int, int]  # its first and last line in `broken` (0-based): the region edited
     diagnostic: dict[str, Any] | None = None  # quick fix: the LSP diagnostic to fix
-    failing: str = ""  # inline edit: the first failing assertion
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def task_id(self) -> str:
-        return self.mutant.task_id
+    failing: str = ""  # inline edit: the first failing test, as pasted
+    counted: frozenset[str] = frozenset()  # QuixBugs: the tests that pass on `original` (the check)
+    passing_before: frozenset[str] = frozenset()  # QuixBugs: those of them that pass on `broken`
+    check_code: str = ""  # HumanEval-style sets: the `check(candidate)` function, run after the file
+    mutant: Mutant | None = field(default=None, compare=False)  # synthetic: the HumanEval problem and mutation
 
     @property
     def instruction(self) -> str:
+        if self.set == "quixbugs":
+            return f"Fix the bug.\n{self.failing}"
         return f"Fix the bug. The tests fail: {self.failing}"
+
+
+def target_of(document: str, name: str) -> tuple[int, int]:
+    """HumanEval keeps the function last: from its `def` line to the file's last non-blank line."""
+    lines = document.split("\n")
+    first = def_line(document, name) or 0
+    last = len(lines) - 1
+    while last > first and not lines[last].strip():
+        last -= 1
+    return first, last
+
+
+def _task(m: Mutant, family: str, **kw: Any) -> EditTask:
+    return EditTask("synthetic", family, m.kind, m.task_id, m.note, m.original, m.broken, m.problem.entry_point,
+                    target_of(m.broken, m.problem.entry_point), mutant=m, check_code=m.problem.test, **kw)
 
 
 def program(m: Mutant, document: str) -> str:
@@ -50,6 +75,10 @@ def program(m: Mutant, document: str) -> str:
 
 
 def first_failing_assertion(m: Mutant, document: str) -> str | None:
+    return first_failing(program(m, document))
+
+
+def first_failing(source: str) -> str | None:
     """The source line of the first assertion that fails (None when the tests pass), or the
     error the run ended with."""
     import subprocess
@@ -59,7 +88,7 @@ def first_failing_assertion(m: Mutant, document: str) -> str | None:
 
     with tempfile.TemporaryDirectory(prefix="kestrel-edit-eval-") as tmp:
         path = Path(tmp) / "candidate.py"
-        path.write_text(program(m, document), encoding="utf-8")
+        path.write_text(source, encoding="utf-8")
         try:
             proc = subprocess.run([sys.executable, "-I", str(path)], cwd=tmp, capture_output=True, text=True,
                                   timeout=scoring.TIMEOUT_S, env=scoring._env())
@@ -82,13 +111,13 @@ def _check(m: Mutant) -> EditTask | None:
         if not fresh or scoring.run_sync(program(m, m.broken)).passed:
             return None
         fresh.sort(key=lambda f: (f["location"]["row"], f["location"]["column"]))
-        return EditTask(m, family, diagnostic=lint.to_lsp(fresh[0]))
+        return _task(m, family, diagnostic=lint.to_lsp(fresh[0]))
     try:
         compile(m.broken, "candidate.py", "exec")
     except SyntaxError:
         return None
     failing = first_failing_assertion(m, m.broken)
-    return None if failing is None else EditTask(m, family, failing=failing)
+    return None if failing is None else _task(m, family, failing=failing)
 
 
 def all_tasks() -> dict[str, list[EditTask]]:
@@ -107,7 +136,7 @@ def sample(tasks: dict[str, list[EditTask]], sizes: dict[str, int] | None, seed:
     for fam, fam_tasks in tasks.items():
         n = sizes.get(fam, 0)
         kinds = FAMILIES[fam]
-        by_kind = {k: [t for t in fam_tasks if t.mutant.kind == k] for k in kinds}
+        by_kind = {k: [t for t in fam_tasks if t.kind == k] for k in kinds}
         picked: list[EditTask] = []
         rng = random.Random(f"{seed}:{fam}")
         pools = {k: rng.sample(v, len(v)) for k, v in by_kind.items()}
@@ -123,5 +152,5 @@ def counts(tasks: dict[str, list[EditTask]]) -> dict[str, int]:
     c: dict[str, int] = {}
     for fam_tasks in tasks.values():
         for t in fam_tasks:
-            c[t.mutant.kind] = c.get(t.mutant.kind, 0) + 1
+            c[t.kind] = c.get(t.kind, 0) + 1
     return c

@@ -19,7 +19,6 @@ from bench.quality.lsp import KestrelSession, offset_of
 from kestrel.core.payload import plain
 
 from .data import EditTask
-from .mutate import def_line
 
 
 @dataclass
@@ -28,6 +27,7 @@ class EditAnswer:
     latency_ms: float
     offered: bool
     error: str | None = None
+    made_by: str = ""  # what the server says made it ("rule:import", "model", "model:line-scan", ...)
 
 
 def apply_text_edits(document: str, edits: list[Any]) -> str:
@@ -45,13 +45,10 @@ def apply_text_edits(document: str, edits: list[Any]) -> str:
     return document
 
 
-def function_range(document: str, name: str) -> types.Range:
-    """From `def name(` to the end of the file's text (the function is the last thing in it)."""
+def function_range(document: str, target: tuple[int, int]) -> types.Range:
+    """The target lines, whole (as a user selects a function)."""
     lines = document.split("\n")
-    first = def_line(document, name) or 0
-    last = len(lines) - 1
-    while last > first and not lines[last].strip():
-        last -= 1
+    first, last = target
     return types.Range(start=types.Position(line=first, character=0),
                        end=types.Position(line=last, character=len(lines[last])))
 
@@ -64,7 +61,7 @@ class EditSession(KestrelSession):
             self.client.feature(method)(lambda params: None)
 
     def _open(self, task: EditTask, document: str) -> str:
-        path = self.workspace / "tasks" / f"{task.mutant.problem.entry_point}.py"
+        path = self.workspace / "tasks" / f"{task.entry_point}.py"
         path.write_text(document, encoding="utf-8")
         uri = path.as_uri()
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(
@@ -76,7 +73,7 @@ class EditSession(KestrelSession):
             text_document=types.TextDocumentIdentifier(uri=uri)))
 
     async def quick_fix(self, task: EditTask) -> EditAnswer:
-        document = task.mutant.broken
+        document = task.broken
         uri = self._open(task, document)
         d = task.diagnostic or {}
         diag = types.Diagnostic(
@@ -100,14 +97,15 @@ class EditSession(KestrelSession):
         edits = []
         for change in (resolved.edit.document_changes or []) if resolved.edit else []:
             edits += list(getattr(change, "edits", []) or [])
+        made_by = str((plain(resolved.data) or {}).get("madeBy", "")) if isinstance(plain(resolved.data), dict) else ""
         if not edits:
-            return EditAnswer(document, latency, False, "the fix offered no edit")
-        return EditAnswer(apply_text_edits(document, edits), latency, True)
+            return EditAnswer(document, latency, False, "the fix offered no edit", made_by)
+        return EditAnswer(apply_text_edits(document, edits), latency, True, None, made_by)
 
     async def inline_edit(self, task: EditTask) -> EditAnswer:
-        document = task.mutant.broken
+        document = task.broken
         uri = self._open(task, document)
-        rng = function_range(document, task.mutant.problem.entry_point)
+        rng = function_range(document, task.target)
         params = {"id": f"eval-{task.task_id}", "uri": uri, "instruction": task.instruction,
                   "range": {"start": {"line": rng.start.line, "character": 0},
                             "end": {"line": rng.end.line, "character": rng.end.character}}}
@@ -123,7 +121,8 @@ class EditSession(KestrelSession):
         if result.get("error"):
             return EditAnswer(document, latency, False, str(result["error"]))
         edits = result.get("edits") or []
+        made_by = str(result.get("madeBy", ""))
         if not edits:
-            return EditAnswer(document, latency, False, "the edit changed nothing")
-        return EditAnswer(apply_text_edits(document, edits), latency, True)
+            return EditAnswer(document, latency, False, "the edit changed nothing", made_by)
+        return EditAnswer(apply_text_edits(document, edits), latency, True, None, made_by)
 

@@ -21,26 +21,30 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-async def _one(task: EditTask, system: str, rawc: RawChatFix, kest: EditSession, scorer: EditScorer) -> dict[str, Any]:
+async def _answer(task: EditTask, system: str, rawc: RawChatFix, kest: EditSession) -> Any:
     if system == "raw":
-        ans: Any = await rawc.fix(task)
-    elif task.family == "quick-fix":
-        ans = await kest.quick_fix(task)
-    else:
-        ans = await kest.inline_edit(task)
+        return await rawc.fix(task)
+    if task.family == "quick-fix":
+        return await kest.quick_fix(task)
+    return await kest.inline_edit(task)
+
+
+async def _one(task: EditTask, system: str, rawc: RawChatFix, kest: EditSession, scorer: EditScorer) -> dict[str, Any]:
+    ans = await _answer(task, system, rawc, kest)
     v = await scorer.verdict(task, ans.document)
-    rec = {"offered": ans.offered, "fixed": v.fixed, "harm": v.harm, "outside": v.outside,
+    rec = {"offered": ans.offered, "fixed": v.fixed, "harm": v.harm, "outside": v.outside, "broke": v.broke,
            "new_findings": v.new_findings, "lines_changed": v.lines_changed, "result": v.result,
-           "latency_ms": round(ans.latency_ms, 1)}
+           "made_by": ans.made_by if ans.offered else "", "latency_ms": round(ans.latency_ms, 1)}
     if ans.error:
         rec["error"] = ans.error[:300]
-    if ans.document != task.mutant.broken:
+    if ans.document != task.broken:
         rec["document"] = ans.document
     return rec
 
 
-async def run(tasks: dict[str, list[EditTask]], *, model_path: str | None, logs: Path, counts: dict[str, int],
+async def run(tasks: list[EditTask], *, model_path: str | None, logs: Path, counts: dict[str, Any],
               label: str, kestrel_src: str | None = None, progress: Callable[[str], None] = _say) -> dict[str, Any]:
+    """Every task through raw and Kestrel (which goes first alternates), scored by its tests."""
     from kestrel.local.runtime import LocalModelServer
 
     from .summary import summarize
@@ -57,31 +61,44 @@ async def run(tasks: dict[str, list[EditTask]], *, model_path: str | None, logs:
     records: list[dict[str, Any]] = []
     try:
         await kest.start()
-        total = sum(len(v) for v in tasks.values())
-        done = 0
+        # Warm-up (not measured): the first request of each path pays one-time costs.
+        for family in ("quick-fix", "inline-edit"):
+            warm = next((t for t in tasks if t.family == family), None)
+            if warm is not None:
+                for system in SYSTEMS:
+                    await _answer(warm, system, rawc, kest)
+        total = len(tasks)
         t_loop = time.perf_counter()
-        for family, fam_tasks in tasks.items():
-            for k, task in enumerate(fam_tasks):
-                order = SYSTEMS if k % 2 == 0 else tuple(reversed(SYSTEMS))  # neither goes first every time
-                rec: dict[str, Any] = {"family": family, "kind": task.mutant.kind, "task_id": task.task_id,
-                                       "note": task.mutant.note, "first": order[0],
-                                       "problem": task.diagnostic["message"] if task.diagnostic else task.failing}
-                for system in order:
-                    rec[system] = await _one(task, system, rawc, kest, scorer)
-                records.append(rec)
-                done += 1
-                if done % 5 == 0 or done == total:
-                    el = time.perf_counter() - t_loop
-                    progress(f"edit quality: {done}/{total} ({family}) {el:.0f}s elapsed, ~{el / done * (total - done):.0f}s left")
+        for k, task in enumerate(tasks):
+            order = SYSTEMS if k % 2 == 0 else tuple(reversed(SYSTEMS))  # neither goes first every time
+            rec: dict[str, Any] = {"set": task.set, "family": task.family, "kind": task.kind, "task_id": task.task_id,
+                                   "note": task.note, "first": order[0],
+                                   "problem": task.diagnostic["message"] if task.diagnostic else task.failing}
+            for system in order:
+                rec[system] = await _one(task, system, rawc, kest, scorer)
+            records.append(rec)
+            done = k + 1
+            if done % 5 == 0 or done == total:
+                el = time.perf_counter() - t_loop
+                progress(f"edit quality: {done}/{total} ({task.set} {task.family}) {el:.0f}s elapsed, "
+                         f"~{el / done * (total - done):.0f}s left")
     finally:
         await kest.stop()
         await rawc.close()
         await server.stop()
     doc: dict[str, Any] = {
         "model": model.name, "model_path": str(model.path),
-        "config": {"label": label, "full": label == "full", "sizes": {f: len(v) for f, v in tasks.items()}},
+        "config": {"label": label, "full": label == "full", "sizes": _sizes(tasks)},
         "counts": counts, "kestrel": source, "machine": machine(),
         "wall_seconds": round(time.perf_counter() - t_start, 1), "records": records,
     }
     doc.update(summarize(records))
     return doc
+
+
+def _sizes(tasks: list[EditTask]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for t in tasks:
+        out.setdefault(t.set, {}).setdefault(t.family, 0)
+        out[t.set][t.family] += 1
+    return out

@@ -1,26 +1,37 @@
-"""What an applied edit did: fixed (the tests pass), harm (it changed text outside its target, or
-ruff finds something new that neither the working nor the broken file has), lines changed."""
+"""What an applied edit did, judged by the task's tests and by where it changed the file.
+
+- fixed: every counted test passes (synthetic and HumanEvalFix: the HumanEval check; QuixBugs:
+  the program's tests that pass with the correct function).
+- harm: a counted test that passed on the broken file fails after the edit, or the edit changed
+  code outside its target (the function). Adding import lines, or a new top-level function or
+  class (a helper the fix brings), is not "outside": a user applying a fix expects those.
+- new lint findings (ruff F, E9, that neither the working nor the broken file has) are reported
+  on their own; they are not harm (Kestrel checks them before it offers anything, so counting them
+  as harm would score its own filter).
+"""
 
 from __future__ import annotations
 
+import ast
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bench.quality import scoring
 
-from . import lint
-from .data import EditTask, program
-from .mutate import def_line
+from . import lint, quixbugs
+from .data import EditTask
 
 
 @dataclass(frozen=True)
 class Verdict:
     fixed: bool
     harm: bool
-    outside: bool  # touched text outside the target
+    outside: bool  # touched code outside the target
+    broke: list[str]  # counted tests that passed before and fail now
     new_findings: list[str]
     lines_changed: int
     result: str
+    passed: list[str] = field(default_factory=list)
 
 
 def _is_import(line: str) -> bool:
@@ -28,51 +39,105 @@ def _is_import(line: str) -> bool:
     return not s or s.startswith(("import ", "from "))
 
 
-def changes(before: str, after: str) -> tuple[int, list[tuple[int, int, list[str], list[str]]]]:
-    """(lines changed, the changed runs as (first old line, end old line, old lines, new lines))."""
+def changes(before: str, after: str) -> tuple[int, list[tuple[int, int, list[str], list[str], int]]]:
+    """(lines changed, the changed runs as (first old line, end old line, old lines, new lines, first new line))."""
     a, b = before.split("\n"), after.split("\n")
     runs = []
     n = 0
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if op != "equal":
             n += max(i2 - i1, j2 - j1)
-            runs.append((i1, i2, a[i1:i2], b[j1:j2]))
+            runs.append((i1, i2, a[i1:i2], b[j1:j2], j1))
     return n, runs
 
 
+def _new_definition_lines(before: str, after: str) -> set[int]:
+    """0-based lines of `after` that belong to top-level functions/classes `before` does not define."""
+    def names(src: str) -> dict[str, tuple[int, int]]:
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            return {}
+        return {n.name: (n.lineno - 1 - len(getattr(n, "decorator_list", [])), n.end_lineno - 1) for n in tree.body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+    old = names(before)
+    return {i for name, (lo, hi) in names(after).items() if name not in old for i in range(lo, hi + 1)}
+
+
 def touched_outside(task: EditTask, after: str) -> bool:
-    """The target is the broken function (its `def` line to the end); a quick fix may also add or
-    change import lines above it (a missing import is fixed there)."""
-    before = task.mutant.broken
-    name = task.mutant.problem.entry_point
-    first = def_line(before, name) or 0
-    for i1, _i2, old, new in changes(before, after)[1]:
-        if i1 >= first:
-            continue
-        if task.family == "quick-fix" and all(_is_import(x) for x in old + new):
-            continue
+    """Did the edit change anything outside the target lines, other than imports and new definitions?"""
+    first, last = task.target
+    runs = changes(task.broken, after)[1]
+    new_defs = _new_definition_lines(task.broken, after) if runs else set()
+
+    def harmless(new: list[str], j1: int) -> bool:
+        return all(_is_import(x) or (j1 + k) in new_defs for k, x in enumerate(new))
+
+    for i1, i2, old, new, j1 in runs:
+        outside_old = [x for k, x in enumerate(old, i1) if not first <= k <= last]
+        if i1 == i2:  # an insertion before old line i1
+            within = first < i1 <= last + 1 and all(not x.strip() or x[:1].isspace() for x in new)
+            if within or harmless(new, j1):
+                continue
+            return True
+        if not outside_old:
+            continue  # only the function's own lines changed
+        if all(_is_import(x) for x in outside_old) and harmless(new, j1) if len(outside_old) == len(old) else \
+                all(_is_import(x) for x in outside_old):
+            continue  # import lines (a straddling run: its inside part is the function's own business)
         return True
     return False
+
+
+@dataclass(frozen=True)
+class Checked:
+    passed: frozenset[str]
+    result: str
 
 
 class EditScorer:
     def __init__(self, timeout: float = scoring.TIMEOUT_S) -> None:
         self.timeout = timeout
-        self._memo: dict[str, scoring.Outcome] = {}
+        self._memo: dict[tuple[str, str], Checked] = {}
         self._known: dict[str, set[tuple[str, str]]] = {}  # per task: findings of its working and broken file
 
+    async def check(self, task: EditTask, document: str) -> Checked:
+        key = (task.task_id, document)
+        if key in self._memo:
+            return self._memo[key]
+        if task.set == "quixbugs":
+            run = await quixbugs.run_tests_async(task.entry_point, document)
+            passed = frozenset(run.passed() & task.counted)
+            missing = [t for t in run.tests if t in task.counted and t not in passed]
+            missing += sorted(task.counted - set(run.tests))
+            if not missing:
+                result = "passed"
+            else:
+                text = run.texts.get(missing[0], "")
+                err = next((ln[4:].strip() for ln in text.split("\n") if ln.startswith("E   ")), "did not run")
+                result = f"failed: {len(missing)} of {len(task.counted)} tests, {missing[0]}: {err[:150]}"
+        else:  # HumanEval-style: the problem's check function after the file
+            source = f"{document}\n\n{task.check_code}\ncheck({task.entry_point})\n"
+            outcome = await scoring.run_async(source, self.timeout)
+            passed = frozenset({"check"}) if outcome.passed else frozenset()
+            result = outcome.result
+        checked = self._memo[key] = Checked(passed, result)
+        return checked
+
+    def counted(self, task: EditTask) -> frozenset[str]:
+        return task.counted if task.set == "quixbugs" else frozenset({"check"})
+
     async def verdict(self, task: EditTask, after: str) -> Verdict:
-        m = task.mutant
-        source = program(m, after)
-        outcome = self._memo.get(source)
-        if outcome is None:
-            outcome = self._memo[source] = await scoring.run_async(source, self.timeout)
-        n, _ = changes(m.broken, after)
-        if after == m.broken:
-            return Verdict(False, False, False, [], 0, outcome.result)
+        checked = await self.check(task, after)
+        fixed = self.counted(task) <= checked.passed
+        n, _ = changes(task.broken, after)
+        if after == task.broken:
+            return Verdict(False, False, False, [], [], 0, checked.result, sorted(checked.passed))
+        broke = sorted(task.passing_before - checked.passed)
         known = self._known.get(task.task_id)
         if known is None:  # raw and Kestrel are scored against the same two files
-            known = self._known[task.task_id] = {lint.key(f) for f in lint.ruff_json(m.original) + lint.ruff_json(m.broken)}
+            known = self._known[task.task_id] = {lint.key(f) for f in lint.ruff_json(task.original) + lint.ruff_json(task.broken)}
         fresh = [f"{c}: {msg}" for c, msg in (lint.key(f) for f in lint.ruff_json(after)) if (c, msg) not in known]
         outside = touched_outside(task, after)
-        return Verdict(outcome.passed, outside or bool(fresh), outside, fresh, n, outcome.result)
+        return Verdict(fixed, outside or bool(broke), outside, broke, fresh, n, checked.result, sorted(checked.passed))

@@ -42,8 +42,28 @@ def trim_context_echo(rewritten: str, before: str, after: str) -> str:
     for k in range(min(len(lines) - 1, len(below)), 0, -1):
         if [ln.rstrip() for ln in lines[-k:]] == below[:k] and any(ln.strip() for ln in lines[-k:]):
             lines = lines[:-k]
-            break
-    return "\n".join(lines)
+            return "\n".join(lines)
+    return "\n".join(_trim_spaced_echo(lines, below))
+
+
+def _trim_spaced_echo(lines: list[str], below: list[str]) -> list[str]:
+    """Trailing lines that repeat the lines below the region with other blank lines between them
+    (a model writes the module docstring after a function back with one blank line instead of two):
+    the longest tail of at least two non-blank lines that are the first non-blank lines below, and
+    that starts at the left margin (an echo of what follows the region, not the region's own last
+    lines: a function's body is indented)."""
+    wanted = [ln for ln in below if ln.strip()]
+    for start in range(1, len(lines)):
+        if not lines[start].strip() or lines[start][:1].isspace():
+            continue
+        tail = [ln.rstrip() for ln in lines[start:] if ln.strip()]
+        if len(tail) < 2 or len(tail) > len(wanted) or tail != wanted[: len(tail)]:
+            continue
+        kept = lines[:start]
+        while len(kept) > 1 and not kept[-1].strip():
+            kept.pop()
+        return kept
+    return lines
 
 
 def minimal_edits(original: str, rewritten: str) -> list[tuple[int, int, str]]:

@@ -1,7 +1,16 @@
 """An undefined name that a standard import provides gets that import, without asking the model
 (what an editor's "Add import" does): the fix is certain, instant and one line. The other names
 the file reads from the same module and does not import come along in the same line (an editor's
-"add all missing imports"): fixing `List` and leaving `Optional` two lines down is no fix."""
+"add all missing imports"): fixing `List` and leaving `Optional` two lines down is no fix.
+
+Certain only when the code says so; an undefined name is as often a typo of a local one:
+- `import name` only when the file uses `name` as a module (`name.attr`, never bare: `return re`
+  is `ret` with a letter dropped) and every attribute it reads exists in that standard module
+  (`re.append(x)` is `ret.append(x)`, not a regular expression);
+- `from module import name` never when the file binds a name that `name` is a slip of (a prefix
+  of a local, `count` of `counts`, or a local with an `s` added): that is a typo for the model
+  or the similar-name repair, not a missing import.
+Anything not certain goes to the model like any other diagnostic."""
 
 from __future__ import annotations
 
@@ -10,7 +19,7 @@ import importlib
 import re
 import sys
 
-from ..context.python_names import unbound_reads
+from ..context.python_names import bindings, unbound_reads
 
 # Diagnostics of an undefined name, as ruff, pyflakes, pyright/Pylance and Python word them.
 _UNDEFINED = re.compile(r"(?:undefined name|name) [`'\"](?P<name>[A-Za-z_]\w*)[`'\"](?: is not defined)?|"
@@ -42,18 +51,69 @@ def known_import(name: str, language: str) -> str | None:
     return None
 
 
-def missing_imports(text: str, name: str, language: str) -> str | None:
-    """The import line for `name`, with the file's other unbound names from the same module."""
-    line = known_import(name, language)
-    if line is None or not line.startswith("from "):
-        return line
-    module = line.split()[1]
+# Standard modules whose import does something (opens a browser, prints): never imported to look.
+_NOT_IMPORTED = frozenset({"antigravity", "this", "__hello__", "__phello__", "idlelib", "turtledemo", "tkinter",
+                           "turtle"})
+
+
+def module_attributes_read(tree: ast.AST, name: str) -> list[str] | None:
+    """The attributes the code reads from `name` (`name.attr`); None when `name` is also read bare
+    (not as a module) or never as `name.attr`."""
+    attrs: list[str] = []
+    as_value: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
+            attrs.append(node.attr)
+            as_value.add(id(node.value))
+    bare = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in as_value
+               for n in ast.walk(tree))
+    return None if bare or not attrs else attrs
+
+
+def _used_as_module(tree: ast.AST, name: str) -> bool:
+    attrs = module_attributes_read(tree, name)
+    if attrs is None or name in _NOT_IMPORTED:
+        return False
     try:
-        reads = unbound_reads(ast.parse(text))
+        module = importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - a module that fails to import is no certain fix
+        return False
+    return all(hasattr(module, attr) for attr in attrs)
+
+
+def slip_of_a_local(tree: ast.AST, name: str) -> str | None:
+    """A name the file binds that `name` looks like a slip of: `name` is a prefix of it (one or
+    two letters dropped) or it plus an `s`; None when there is none."""
+    bound = bindings(tree) or {}
+    for local in bound:
+        if local == name:
+            continue
+        if (local.startswith(name) and len(local) - len(name) <= 2) or name == local + "s":
+            return local
+    return None
+
+
+def missing_imports(text: str, name: str, language: str) -> str | None:
+    """The import line for `name`, with the file's other unbound names from the same module; None
+    when no standard import certainly provides it (see the module docstring)."""
+    line = known_import(name, language)
+    if line is None:
+        return None
+    try:
+        tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if not line.startswith("from "):
+        # `import name`: only for a module use the file shows (a file that does not parse shows none)
+        return line if tree is not None and _used_as_module(tree, name) else None
+    if tree is None:
         return line
+    if slip_of_a_local(tree, name):
+        return None
+    module = line.split()[1]
     names = [name]
-    for read in reads:
-        if read.id not in names and known_import(read.id, language) == f"from {module} import {read.id}":
+    for read in unbound_reads(tree):
+        if read.id not in names and known_import(read.id, language) == f"from {module} import {read.id}" \
+                and not slip_of_a_local(tree, read.id):
             names.append(read.id)
     return f"from {module} import {', '.join(names)}"

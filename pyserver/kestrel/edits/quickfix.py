@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from itertools import chain, islice
+from itertools import islice
 from typing import Any, Iterable
 
 from ..context.window import line_span, line_start_offset
@@ -120,10 +120,25 @@ async def collect(provider: Provider, messages: list[dict], prediction: str | No
     return "".join([chunk async for chunk in stream])
 
 
+# Who made a fix (returned to the client in the resolved action's data as `madeBy`): one of the
+# repairs the diagnostic spells out, without the model, or the model.
+MADE_BY_IMPORT, MADE_BY_TOKEN, MADE_BY_MODEL, MADE_BY_SIMILAR_NAME = "rule:import", "rule:token", "model", "rule:similar-name"
+
+
 async def compute_fix(
     provider: Provider, text: str, region: Region, problem: Problem, language: str, path: str, encoding: str
 ) -> list[dict[str, Any]]:
-    """The fix as minimal TextEdits (LSP JSON), [] when the model proposes no change.
+    """The fix as minimal TextEdits (LSP JSON), [] when the model proposes no change (see
+    `compute_fix_made_by`)."""
+    edits, _ = await compute_fix_made_by(provider, text, region, problem, language, path, encoding)
+    return edits
+
+
+async def compute_fix_made_by(
+    provider: Provider, text: str, region: Region, problem: Problem, language: str, path: str, encoding: str
+) -> tuple[list[dict[str, Any]], str]:
+    """(the fix as minimal TextEdits (LSP JSON), who made it: MADE_BY_*); no edits when the model
+    proposes no change.
 
     What the diagnostic spells out needs no model: a missing import ("Add import"), a token the
     parser says is missing. Otherwise the model's fix; one that does not parse or leaves the
@@ -139,10 +154,13 @@ async def compute_fix(
     if line:
         at = import_insertion_offset(text)
         with_import.append(text[:at] + line + "\n" + text[at:])
-    certain = chain(with_import, missing_token(text, region.problem_line, problem.message, language))
-    repaired = _first_acceptable(certain, text, problem, language, path)
+    repaired = _first_acceptable(with_import, text, problem, language, path)
     if repaired is not None:
-        return edits_to(repaired)
+        return edits_to(repaired), MADE_BY_IMPORT
+    repaired = _first_acceptable(missing_token(text, region.problem_line, problem.message, language), text, problem,
+                                 language, path)
+    if repaired is not None:
+        return edits_to(repaired), MADE_BY_TOKEN
     old_region = text[region.start : region.end]
     messages = fix_messages(text, region, problem.describe(), language, path)
     reason = ""
@@ -152,17 +170,17 @@ async def compute_fix(
         target = region if _starts_alike(rewritten, old_region) else region.narrow(text)  # just the faulty lines?
         new_text = apply_answer(text, target, clean_rewrite(answer, text[target.start : target.end]))
         if new_text == text:
-            return []
+            return [], MADE_BY_MODEL
         reason = why_not(text, new_text, problem, language, path)
         if not reason:
-            return edits_to(new_text)
+            return edits_to(new_text), MADE_BY_MODEL
         messages = [*messages, {"role": "assistant", "content": answer},
                     {"role": "user", "content": f"That does not fix it: {reason}. Reply with ONLY the corrected lines."}]
     renamed = similar_name(text, region.problem_line, region.problem_end_line, undefined_name(problem.message) or "",
                            language)
     repaired = _first_acceptable(renamed, text, problem, language, path)
     if repaired is not None:
-        return edits_to(repaired)
+        return edits_to(repaired), MADE_BY_SIMILAR_NAME
     raise ProviderError(f"the model's fix did not work ({reason}); nothing was changed")
 
 
@@ -247,5 +265,5 @@ def import_insertion_offset(text: str) -> int:
     return min(last_import if last_import is not None else after_doc, len(text))
 
 
-__all__ = ["Problem", "ProviderError", "Region", "collect", "compute_fix", "explain_messages", "fix_region",
-           "region_for"]
+__all__ = ["Problem", "ProviderError", "Region", "collect", "compute_fix", "compute_fix_made_by", "explain_messages",
+           "fix_region", "region_for"]

@@ -61,7 +61,7 @@ class InlineEditFeature:
             except ProviderError:
                 slips = []
             if slips:
-                return self._answer(edit_id, uri, target, slips[0].apply(target.text), {})
+                return self._answer(edit_id, uri, target, slips[0].apply(target.text), {}, "model:line-scan")
         seen = {"version": version, "refused": None}
 
         def watch(_delta: str) -> None:  # the user may type while the edit streams
@@ -104,9 +104,9 @@ class InlineEditFeature:
                 problem = ""  # still unchanged: the answer is "nothing to change", offered as such
         if problem:
             return {"id": edit_id, "error": f"the model's edit was not offered: {problem}; the document was not changed"}
-        return self._answer(edit_id, uri, target, rewritten, result)
+        return self._answer(edit_id, uri, target, rewritten, result, "model:rewrite")
 
-    def _answer(self, edit_id: str, uri: str, target: Target, rewritten: str, result: dict) -> dict:
+    def _answer(self, edit_id: str, uri: str, target: Target, rewritten: str, result: dict, made_by: str) -> dict:
         """The rewrite as minimal edits against the document as it is now (the user may have typed)."""
         core = self.core
         encoding = core.documents.encoding()
@@ -122,5 +122,6 @@ class InlineEditFeature:
             "id": edit_id, "version": current.version, "newText": rewritten,
             "edits": to_lsp_edits(current.source, base, edits, encoding),
             "steers": result.get("steers", []), "stopped": bool(result.get("stopped")),
+            "madeBy": made_by,  # how the edit was found: a line re-read by the model (line_scan) or a rewrite
         }
 

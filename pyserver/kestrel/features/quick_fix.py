@@ -9,7 +9,7 @@ from typing import Any
 from lsprotocol import types
 
 from ..core import Core, plain
-from ..edits.quickfix import Problem, collect, compute_fix, explain_messages, fix_region, region_for
+from ..edits.quickfix import Problem, collect, compute_fix_made_by, explain_messages, fix_region, region_for
 from ..providers.base import ProviderError
 
 MAX_DIAGNOSTICS = 10  # actions listed per request
@@ -61,7 +61,8 @@ class QuickFixFeature:
             actions += [fix, explain]
         return actions
 
-    async def _fix_edit(self, data: dict) -> types.WorkspaceEdit:
+    async def _fix_edit(self, data: dict) -> tuple[types.WorkspaceEdit, str]:
+        """The fix as a WorkspaceEdit, and who made it (a rule of the diagnostic's, or the model)."""
         core = self.core
         await core.host.wait_ready()
         uri = data["uri"]
@@ -76,7 +77,7 @@ class QuickFixFeature:
         text, version = doc.source, doc.version
         region = fix_region(text, int(data["startLine"]), int(data["endLine"]))
         problem = Problem(data.get("message", ""), data.get("code"), data.get("source"))
-        edits = await compute_fix(
+        edits, made_by = await compute_fix_made_by(
             provider, text, region, problem, doc.language_id or "", core.documents.path(uri), core.documents.encoding(),
         )
         current = core.documents.get(uri)
@@ -88,7 +89,7 @@ class QuickFixFeature:
         ) for e in edits]
         return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=text_edits,
-        )])
+        )]), made_by
 
     async def resolve(self, action: types.CodeAction) -> types.CodeAction:
         data = plain(action.data)
@@ -97,7 +98,8 @@ class QuickFixFeature:
         if self._refused(str(data.get("uri", ""))):
             return action
         try:
-            action.edit = await self._fix_edit(data)
+            action.edit, made_by = await self._fix_edit(data)
+            action.data = {**data, "madeBy": made_by}  # "rule:import", "rule:token", "rule:similar-name" or "model"
         except ProviderError as exc:
             self.core.status.report(exc)
         return action
@@ -107,7 +109,7 @@ class QuickFixFeature:
         if not isinstance(data, dict) or self._refused(str(data.get("uri", ""))):
             return False
         try:
-            edit = await self._fix_edit(data)
+            edit, _ = await self._fix_edit(data)
         except ProviderError as exc:
             self.core.status.report(exc)
             return False

@@ -43,7 +43,7 @@ bench: setup
 # Then edit quality (bench/edit_quality/): real bugs first (QuixBugs' 40 programs, vendored in
 # bench/data/quixbugs, checked by their own tests), then the synthetic set (quick fixes for ruff
 # diagnostics, inline edits for failing tests on mutated HumanEval solutions); raw chat with the same
-# facts vs Kestrel, ~EDIT_MIN min; its section is appended to bench/QUALITY.md. ONLY=completions or
+# facts vs Kestrel, ~80 min on 2 busy cores; its section is appended to bench/QUALITY.md. ONLY=completions or
 # ONLY=edits runs one of the two; SETS=quixbugs or SETS=synthetic one edit set.
 .PHONY: eval
 eval: setup

@@ -3,16 +3,12 @@
 // with its context (checked in the request the model received). Starts and ends in main.py.
 import { COMPLETION } from "../lib/config.mjs";
 import { setMock } from "../lib/mock.mjs";
-import { httpGet, log, sleep, waitFor } from "../lib/util.mjs";
-
-async function chatRequests(mockUrl) {
-  const stats = JSON.parse((await httpGet(`${mockUrl.replace(/\/v1$/, "")}/_mock/stats`)).body);
-  return stats.request_log.filter((r) => r.endpoint.endsWith("/chat/completions")).map((r) => JSON.stringify(r.body?.messages ?? []));
-}
+import { chatFrame as chatFrameOf, chatRequests } from "../lib/chat.mjs";
+import { log, sleep, waitFor } from "../lib/util.mjs";
 
 export default async function chatQueue(t) {
   const { page, editor, results, mockUrl } = t;
-  const chatFrame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  const chatFrame = chatFrameOf(page);
   const input = chatFrame.locator("#input");
   await setMock(mockUrl, { text: "slow words ".repeat(400), tps: 40, ttft_ms: 0, rules: [] });
   await input.fill("First question");
@@ -30,12 +26,12 @@ export default async function chatQueue(t) {
   await waitFor("the stopped answer", async () => (await chatFrame.locator(".turn.assistant.streaming").count()) === 0, 30_000, 100);
   await sleep(1000); // an auto-send after Stop would have gone out by now
   if ((await row.count()) !== 1) throw new Error("Stop dropped the queued message");
-  if ((await chatRequests(mockUrl)).some((m) => m.includes("The queued question"))) throw new Error("Stop sent the queued message");
+  if ((await chatRequests(mockUrl)).some((r) => r.messages.includes("The queued question"))) throw new Error("Stop sent the queued message");
 
   await setMock(mockUrl, { text: "QUEUED ANSWER", tps: 0, ttft_ms: 0, rules: [] });
   await row.locator("button.queued-send-now").click();
   await chatFrame.locator(".turn.assistant:not(.streaming)", { hasText: "QUEUED ANSWER" }).last().waitFor({ timeout: 30_000 });
-  const sent = (await chatRequests(mockUrl)).find((m) => m.includes("The queued question"));
+  const sent = (await chatRequests(mockUrl)).map((r) => r.messages).find((m) => m.includes("The queued question"));
   if (!sent) throw new Error("Send now did not send the queued message");
   if (!sent.includes("File main.py")) throw new Error("the queued message was sent without the file it was typed with");
   if ((await row.count()) !== 0) throw new Error("the sent message is still queued");

@@ -99,3 +99,18 @@ async def test_a_key_echoed_by_a_hostile_endpoint_reaches_no_message(key, option
                *(m.message for m in client.messages), *(m.message for m in client.log_messages)]
     assert not [text for text in outputs if leaks(text, key)]
     assert not leaks(stderr, key)
+
+
+def test_redaction_of_known_and_shaped_keys(caplog):
+    import logging
+
+    from kestrel.redact import RedactingFilter, register_secret
+
+    register_secret("my-canary-key-123456")
+    assert "canary" not in redact("key=my-canary-key-123456")
+    assert "sk-proj" not in redact("Authorization: Bearer sk-proj-abcdefghijklmnop")
+    logger = logging.getLogger("t")
+    logger.addFilter(RedactingFilter())
+    with caplog.at_level(logging.INFO):
+        logger.info("using %s", "my-canary-key-123456")
+    assert "my-canary-key-123456" not in caplog.text

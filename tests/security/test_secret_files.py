@@ -257,3 +257,14 @@ def test_the_shared_table_with_the_extension():
 
     cases = json.loads((Path(__file__).parent / "secret_paths.json").read_text())["cases"]
     assert [c["path"] for c in cases if is_excluded_path(c["path"]) != c["excluded"]] == []
+
+
+@pytest.mark.parametrize("uri", ["file:///w/.env", "file:///w/.env.local", "file:///w/certs/server.pem",
+                                 "file:///w/k.key", "file:///home/u/.ssh/id_rsa", "file:///w/.git/config"])
+def test_secret_files_are_excluded(uri):
+    assert is_excluded(uri)
+
+
+def test_user_globs_and_normal_files():
+    assert not is_excluded("file:///w/src/app.py")
+    assert is_excluded("file:///w/secret/app.py", ("**/secret/*",))

@@ -1,0 +1,124 @@
+"""The completion engine (kestrel.completion.engine): prompts, waiting for a model's end of block
+(ending.py), streams that fail late. The cuts themselves are golden cases (golden/, test_golden.py)."""
+
+from __future__ import annotations
+
+from kestrel.context.window import split_at
+from scripted_completion import complete_at
+
+
+def test_the_engine_waits_for_a_model_that_ends_its_blocks_and_learns_one_that_does_not():
+    import asyncio
+
+    from kestrel.completion.engine import CompletionInput, InlineCompletionEngine
+    from kestrel.completion.ending import MIN_SEEN, PROBE_EVERY
+    from kestrel.config import CompletionSettings
+
+    class Streaming:
+        kind, model, connection_state = "scripted", "scripted", "ready"
+
+        def __init__(self, answer, stop):
+            self.answer, self.stop, self.sent = answer, stop, 0
+
+        async def complete(self, prompt, stats):
+            for line in self.answer.splitlines(keepends=True):
+                self.sent += 1
+                yield line
+                await asyncio.sleep(0)
+            stats.stop_reason = self.stop
+
+    class Quiet:
+        def generation_started(self): ...
+        def generation_finished(self, stats, error): ...
+
+    # A hole two levels deep above `return total`: the right middle leaves the inner block.
+    doc = "def f(rows):\n    total = 0\n\n    return total\n"
+    cursor = doc.index("\n    return") + 1
+    middle = ("    for row in rows:\n        if not row:\n            continue\n        for x in row:\n"
+              "            total += x\n    total = round(total, 2)\n")  # past the early cuts' horizon
+    req = CompletionInput("file:///w/a.py", "a.py", "python", split_at(doc, 2, 0), lambda q, n: ())
+
+    async def ask(engine, provider):
+        engine.forget(req.uri)
+        engine._answers.clear()
+        return await asyncio.wait_for(engine.complete(req), 5)
+
+    async def go():
+        engine = InlineCompletionEngine(CompletionSettings(), Quiet())
+        ends = Streaming(middle, "stop")
+        engine.set_provider(ends)
+        first = [await ask(engine, ends) for _ in range(MIN_SEEN + 2)]
+        # A model that runs on to the token cap: once that is known, answers come from the early
+        # cuts, and one generation in PROBE_EVERY is still kept to its end to count it.
+        runs_on = Streaming(middle + "".join(f"    print({i})\n" for i in range(20)), "length")
+        engine.set_provider(runs_on)
+        waited = []
+        for _ in range(2 * PROBE_EVERY):
+            runs_on.sent = 0
+            await ask(engine, runs_on)
+            waited.append(runs_on.sent > 8)  # past the few lines an early cut needs
+        return first, waited
+
+    first, waited = asyncio.run(go())
+    # While nothing is known, the answer is what the early cuts give (the block is longer than
+    # the horizon in which a hole must rejoin the code below); once the model is known to end its
+    # blocks, the whole ended block, dedents and all.
+    assert all(text != middle for text in first[:MIN_SEEN]) and first[MIN_SEEN:] == [middle] * 2, first
+    # Kept to the end: the first MIN_SEEN (to learn), then one in every PROBE_EVERY.
+    assert [i for i, w in enumerate(waited) if w] == [*range(MIN_SEEN), MIN_SEEN - 1 + PROBE_EVERY], waited
+
+
+def test_the_cursor_before_a_line_of_code_asks_for_a_new_line_above_it():
+    doc = "def f(xs):\n    total = 0\n    return total\n"
+    # At the line's start: the model sees the code pushed down to the next line.
+    cursor = doc.index("    return")
+    text, prompt = complete_at(doc, cursor, "    total += len(xs)")
+    assert prompt.suffix.startswith("\n    return total") and prompt.multiline
+    assert text == "    total += len(xs)\n"
+    new = doc[:cursor] + text + doc[cursor:]
+    assert new == "def f(xs):\n    total = 0\n    total += len(xs)\n    return total\n"
+    # After the indentation: the pushed-down code keeps its column.
+    cursor = doc.index("return")
+    text, prompt = complete_at(doc, cursor, "total += 1")
+    assert prompt.suffix.startswith("\n    return total")
+    assert doc[:cursor] + text + doc[cursor:] == "def f(xs):\n    total = 0\n    total += 1\n    return total\n"
+
+
+def test_a_stream_that_fails_after_it_answered_is_not_reported():
+    """The answer was shown; the stream, kept only for typing-through, dies later (a local server
+    interrupts it when chat starts): the user is not told about a failure that cost them nothing."""
+    import asyncio
+
+    from kestrel.completion.engine import CompletionInput, InlineCompletionEngine
+    from kestrel.config import CompletionSettings
+    from kestrel.providers.base import StreamBrokenError
+
+    release = asyncio.Event()
+
+    class Provider:
+        kind, model, connection_state = "scripted", "scripted", "ready"
+
+        async def complete(self, prompt, stats):
+            yield "x + 1\nmore"
+            await release.wait()
+            raise StreamBrokenError("the connection to the model dropped mid-stream")
+
+    errors: list = []
+
+    class Observer:
+        def generation_started(self): ...
+        def generation_finished(self, stats, error):
+            errors.append(error)
+
+    async def go():
+        engine = InlineCompletionEngine(CompletionSettings(), Observer())
+        engine.set_provider(Provider())
+        doc = "def f(x):\n    return "
+        req = CompletionInput("file:///w/a.py", "a.py", "python", split_at(doc, 1, 11), lambda q, n: ())
+        text = await asyncio.wait_for(engine.complete(req), 5)
+        release.set()
+        await asyncio.sleep(0.05)
+        return text
+
+    assert asyncio.run(go()) == "x + 1"
+    assert errors == [None]

@@ -1,0 +1,49 @@
+"""Re-reading a region line by line for a slip (kestrel.edits.line_scan)."""
+
+from __future__ import annotations
+
+
+def test_a_slip_is_a_few_tokens_with_no_new_names():
+    from kestrel.edits.line_scan import asks_for_a_repair, slip
+
+    words = {"i", "n", "xs", "len", "range", "total", "x"}
+    assert slip("if x != 0:", "if x == 0:", words) == 1
+    assert slip("for i in range(1, n):", "for i in range(0, n):", words) == 1
+    assert slip("if x > 0 or n > 0:", "if x > 0 and n > 0:", words) == 1
+    assert slip("return total", "return total", words) is None  # the same line
+    assert slip("total = 0", "count = 0", words) is None  # a name the code does not have
+    assert slip("total = sum(xs)", "total = 0\nfor x in xs: total += x", words) is None  # another way to write it
+    assert asks_for_a_repair("Fix the bug. The tests fail: assert f(2) == 4")
+    assert asks_for_a_repair("this returns the wrong value for empty lists")
+    assert asks_for_a_repair("it doesn't work when n is 0")
+    assert not asks_for_a_repair("add a docstring") and not asks_for_a_repair("rename x to count")
+    assert not asks_for_a_repair("fix the formatting") and not asks_for_a_repair("add error handling")
+
+
+def test_re_reading_a_region_line_by_line_offers_the_slip_the_model_insists_on():
+    import asyncio
+
+    from kestrel.edits.line_scan import candidates
+
+    doc = "def count_even(xs):\n    n = 0\n    for x in xs:\n        if x % 2 == 1:\n            n += 1\n    return n\n"
+
+    class LineModel:
+        """Writes back each asked line as a correct version of the function has it."""
+        kind, model, connection_state = "scripted", "scripted", "ready"
+        right = ["n = 0", "for x in xs:", "if x % 2 == 0:", "n += 1", "return n"]
+
+        def __init__(self):
+            self.asked = []
+
+        async def complete(self, prompt, stats):
+            line = prompt.prefix.count("\n")
+            self.asked.append(line)
+            yield self.right[line - 1] + "\n    more"
+
+    model = LineModel()
+    found = asyncio.run(candidates(doc, 0, len(doc) - 1, model, "python", "a.py", lambda region: True))
+    assert model.asked == [1, 2, 3, 4, 5]  # every line of the body, not the def line
+    assert [(c.line, c.new_line) for c in found] == [(3, "        if x % 2 == 0:")]
+    assert found[0].apply(doc[:-1]) + "\n" == doc.replace("== 1", "== 0")
+    # A candidate the validator refuses (it would not lint, say) is not offered.
+    assert asyncio.run(candidates(doc, 0, len(doc) - 1, LineModel(), "python", "a.py", lambda region: False)) == []

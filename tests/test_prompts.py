@@ -1,0 +1,26 @@
+"""Prompts for the model (kestrel.providers.prompts): FIM templates by model family, chat messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from kestrel.providers.base import CompletionPrompt, Snippet
+from kestrel.providers.prompts import completion_messages, fim_template_for
+
+
+def test_fim_templates_by_family():
+    p = CompletionPrompt(prefix="def f(", suffix=")\n", language="python", path="/a.py",
+                         snippets=(Snippet("/b.py", "import os"),))
+    qwen = fim_template_for("Qwen2.5-Coder-0.5B").render(p)
+    assert qwen.endswith("<|fim_prefix|>def f(<|fim_suffix|>)\n<|fim_middle|>") and "<|file_sep|>/b.py\nimport os" in qwen
+    assert fim_template_for("bigcode/starcoder2-3b").render(p).endswith("<fim_prefix>def f(<fim_suffix>)\n<fim_middle>")
+    assert "<｜fim▁hole｜>" in fim_template_for("deepseek-coder-6.7b").render(p)
+    cl = fim_template_for("codellama:7b-code").render(p)
+    assert "<PRE> def f( <SUF>)\n <MID>" in cl and "# Path: /b.py" in cl
+    with pytest.raises(ValueError):
+        fim_template_for("x", "nope")
+
+
+def test_chat_prompt_marks_the_cursor():
+    msgs = completion_messages(CompletionPrompt(prefix="a = ", suffix="\n", language="python", path="/a.py", multiline=False))
+    assert msgs[0]["role"] == "system" and "a = <|cursor|>\n" in msgs[1]["content"]

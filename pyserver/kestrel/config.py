@@ -1,12 +1,10 @@
 """Typed settings, in one place.
 
 Precedence (lowest first): built-in defaults < environment < `initializationOptions`
-< `workspace/didChangeConfiguration`. Environment values alone are enough to run
-(`KESTREL_PROVIDER=groq GROQ_API_KEY=... kestrel-lsp`), so editors with no Kestrel
-settings UI (Neovim, Helix) work out of the box.
-
-API keys do not follow that precedence: each is bound to the endpoint it was given for
-(`keys.py`), and the settings get the one bound to where they send requests, or none.
+< `workspace/didChangeConfiguration`; environment values alone are enough to run
+(`KESTREL_PROVIDER=groq GROQ_API_KEY=... kestrel-lsp`). API keys do not follow that precedence:
+each is bound to the endpoint it was given for (`keys.py`), and the settings get the one bound to
+where they send requests, or none.
 """
 
 from __future__ import annotations

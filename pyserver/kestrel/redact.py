@@ -1,16 +1,10 @@
 """Keep API keys out of every log line and every message the server sends.
 
-Three nets, the same as the extension's `extension/src/redact.ts` (both are checked against one
-table of cases, `tests/security/redaction_cases.json`):
-- the keys the server was given, verbatim, and any token that carries 8 or more of a key's first
-  or last characters (endpoints echo keys truncated: "Incorrect API key provided: sk-abc1***wxyz");
-- anything shaped like a supported provider's key: OpenAI `sk-…`/`sk-proj-…`, Anthropic `sk-ant-…`,
-  Groq `gsk_…`, Cerebras `csk-…`, xAI `xai-…`, also when masked with `*` or `...` (exactly these
-  prefixes: `sk_X509_free` in OpenSSL code or `sk_SK` in a locale table are not keys);
-- bearer tokens (16+ characters or with a digit: "Bearer Authentication" in prose stays) and
-  `"apiKey": "…"` fields.
-`redact_payload` applies it to every string inside an outgoing JSON-RPC message (server.py's
-`KestrelProtocol._serialize_message`), `RedactingFilter` to every log record.
+Three nets, the same as `extension/src/redact.ts` (both checked against
+`tests/security/redaction_cases.json`): the keys given (also a token with 8+ of a key's first or
+last characters), anything shaped like a supported provider's key, and bearer tokens and
+`"apiKey"` fields. `redact_payload` applies it to every string of an outgoing JSON-RPC message,
+`RedactingFilter` to every log record. The exact rules: docs/design-notes.md#pyserverkestrelredactpy
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
-"""ChatEngine: run chat turns, stream deltas to the client, steer them while they run.
+"""ChatEngine: run chat turns, stream deltas to the client, steer and stop them while they run.
 
-Deltas are coalesced per event-loop tick: at 1,000+ tokens/s, one JSON-RPC notification per
-token costs more than the token; a notification per tick keeps latency at one tick.
-
-Steering redirects a running answer without starting over and without losing what was
-streamed. Natively (`responses-ws`: `response.steer`, committed at the successor's
-`response.created`) when the provider and model can; otherwise emulated: stop the stream,
-keep the partial answer, continue with [history, partial answer, steer message]. Both paths
-look the same to the client: `kestrel/chatSteered {id, at, text, mode}` marks where the
-steer landed in the answer, and deltas keep flowing on the same turn.
-Stopping a turn cancels only its model stream: the turn still answers with what arrived.
+Deltas are coalesced into one notification per event-loop tick. A steer redirects a running answer
+without losing what was streamed: natively (`responses-ws`: `response.steer`) when the provider and
+model can, else emulated (the stream restarts with [history, partial answer, steer message]); either
+way `kestrel/chatSteered {id, at, text, mode}` marks where it landed and deltas keep flowing on the
+same turn. Stopping cancels only the model stream: the turn still answers with what arrived.
+Why: docs/design-notes.md#pyserverkestrelchatenginepy
 """
 
 from __future__ import annotations
@@ -42,6 +38,32 @@ class _Turn:
     def text(self) -> str:
         return "".join(self.parts)
 
+    @property
+    def segment(self) -> str:
+        """The text of the current model stream (since the last restart)."""
+        return "".join(self.parts[self.segment_start :])
+
+
+class _Deltas:
+    """A turn's deltas not yet sent: one notification per event-loop iteration, not one per token."""
+
+    def __init__(self, notify: Callable[[str, Any], None], method: str, turn_id: str,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self._notify, self._method, self._turn_id, self._loop = notify, method, turn_id, loop
+        self.pending: list[str] = []
+        self._scheduled = False
+
+    def schedule(self) -> None:
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        if self.pending:
+            self._notify(self._method, {"id": self._turn_id, "delta": "".join(self.pending)})
+            self.pending.clear()
+
 
 class ChatEngine:
     def __init__(self, notify: Callable[[str, Any], None]) -> None:
@@ -60,80 +82,89 @@ class ChatEngine:
         t = _Turn(turn_id, list(messages))
         self._turns[turn_id] = t
         stats = StreamStats()
-        pending: list[str] = []
-        flush_scheduled = False
         loop = asyncio.get_running_loop()
-
-        def flush() -> None:
-            nonlocal flush_scheduled
-            flush_scheduled = False
-            if pending:
-                self._notify(delta_method, {"id": turn_id, "delta": "".join(pending)})
-                pending.clear()
-
-        async def pump(source: Any) -> None:
-            nonlocal flush_scheduled
-            async for delta in source:
-                t.parts.append(delta)
-                pending.append(delta)
-                if on_delta is not None:
-                    on_delta(delta)
-                if not flush_scheduled:
-                    flush_scheduled = True
-                    loop.call_soon(flush)
-
+        deltas = _Deltas(self._notify, delta_method, turn_id, loop)
         result: dict = {"id": turn_id}
         resumes = 0
         try:
             while True:
-                steerable = getattr(provider, "steerable_chat", None)
-                t.session = steerable(t.history, stats) if steerable is not None and provider.native_steering else None
-                if t.session is not None:
-                    source = t.session
-                else:
-                    opts: dict[str, Any] = {"deterministic": True} if deterministic else {}
-                    if prediction is not None:
-                        opts["prediction"] = prediction
-                    source = provider.chat(t.history, stats, **opts)
-                t.stream = loop.create_task(pump(source))
+                source = self._open_stream(provider, t, stats, prediction, deterministic)
+                t.stream = loop.create_task(self._pump(t, source, deltas, on_delta))
                 try:
-                    await asyncio.shield(t.stream)
-                except asyncio.CancelledError:
-                    if not t.stream.cancelled():  # our caller was cancelled, not the stream
-                        t.stream.cancel()
-                        raise
-                    if t.restart_with is None:
+                    if await self._wait_for_stream(t.stream) and t.restart_with is None:
                         result["stopped"] = True
                         break
                 except StreamBrokenError as exc:
-                    # The connection dropped mid-answer: reconnect with backoff and replay the
-                    # context (a new socket has no previous_response_id), keeping what arrived.
                     if not resume or resumes >= MAX_RESUMES:
                         raise
                     resumes += 1
-                    await asyncio.sleep(RESUME_BACKOFF_S * 2 ** (resumes - 1))
-                    flush()
-                    self._notify("kestrel/chatResumed", {"id": turn_id, "at": len(t.text), "reason": exc.message})
-                    t.restart_with = RESUME_PROMPT if t.parts[t.segment_start :] else None
-                    if t.restart_with is None:
+                    if not await self._prepare_resume(t, deltas, exc, resumes):
                         continue  # nothing arrived yet: simply ask again
                 if t.restart_with is None:
                     break
-                # Emulated steer (or a resume): the partial answer becomes history, then the message.
-                flush()
-                partial = "".join(t.parts[t.segment_start :])
-                note = steer_note if t.restart_with != RESUME_PROMPT else ""
-                t.history = t.history + [{"role": "assistant", "content": partial},
-                                         {"role": "user", "content": t.restart_with + note}]
-                t.segment_start = len(t.parts)
-                t.restart_with = None
+                self._restart_after_partial(t, deltas, steer_note)
         except ProviderError as exc:
             result["error"] = exc.message  # the partial answer stays: nothing streamed is lost
         finally:
             self._turns.pop(turn_id, None)
-            flush()
-        result.update(text=t.text, ttftMs=stats.ttft_ms, steers=t.steers, lastSegment="".join(t.parts[t.segment_start :]))
+            deltas.flush()
+        result.update(text=t.text, ttftMs=stats.ttft_ms, steers=t.steers, lastSegment=t.segment)
         return result
+
+    @staticmethod
+    def _open_stream(provider: Provider, t: _Turn, stats: StreamStats, prediction: str | None,
+                     deterministic: bool) -> Any:
+        """The turn's next model stream: a native steering session when the provider and model
+        have one (kept in `t.session`), else a plain chat stream."""
+        steerable = getattr(provider, "steerable_chat", None)
+        t.session = steerable(t.history, stats) if steerable is not None and provider.native_steering else None
+        if t.session is not None:
+            return t.session
+        opts: dict[str, Any] = {"deterministic": True} if deterministic else {}
+        if prediction is not None:
+            opts["prediction"] = prediction
+        return provider.chat(t.history, stats, **opts)
+
+    @staticmethod
+    async def _pump(t: _Turn, source: Any, deltas: _Deltas, on_delta: Callable[[str], None] | None) -> None:
+        async for delta in source:
+            t.parts.append(delta)
+            deltas.pending.append(delta)
+            if on_delta is not None:
+                on_delta(delta)
+            deltas.schedule()
+
+    @staticmethod
+    async def _wait_for_stream(stream: asyncio.Task) -> bool:
+        """Wait for a turn's stream to end; True when it was cancelled (a stop or an emulated steer).
+        When our caller is cancelled instead, the stream is cancelled too and the cancellation raised."""
+        try:
+            await asyncio.shield(stream)
+        except asyncio.CancelledError:
+            if not stream.cancelled():  # our caller was cancelled, not the stream
+                stream.cancel()
+                raise
+            return True
+        return False
+
+    async def _prepare_resume(self, t: _Turn, deltas: _Deltas, exc: StreamBrokenError, attempt: int) -> bool:
+        """The connection dropped mid-answer: back off, then restart with the context replayed (a new
+        socket has no previous_response_id), keeping what arrived. False when nothing arrived yet."""
+        await asyncio.sleep(RESUME_BACKOFF_S * 2 ** (attempt - 1))
+        deltas.flush()
+        self._notify("kestrel/chatResumed", {"id": t.id, "at": len(t.text), "reason": exc.message})
+        t.restart_with = RESUME_PROMPT if t.parts[t.segment_start :] else None
+        return t.restart_with is not None
+
+    @staticmethod
+    def _restart_after_partial(t: _Turn, deltas: _Deltas, steer_note: str) -> None:
+        """Emulated steer (or a resume): the partial answer becomes history, then the message."""
+        deltas.flush()
+        note = steer_note if t.restart_with != RESUME_PROMPT else ""
+        t.history = t.history + [{"role": "assistant", "content": t.segment},
+                                 {"role": "user", "content": t.restart_with + note}]
+        t.segment_start = len(t.parts)
+        t.restart_with = None
 
     async def steer(self, turn_id: str, text: str) -> dict:
         """Redirect a running answer. Returns {accepted, mode} or {accepted: False, error}."""

@@ -1,19 +1,10 @@
-"""Does the model end a block by itself? Learned from its own streams.
+"""Does the model end a block by itself? Learned per model from its own streams.
 
-A fill-in-the-middle model that ends the middle itself (its end-of-middle token) has placed
-the end of the hole: waiting for that end gives the right block, while the engine's guesses
-(a dedent, no rejoin with the code below within a few lines) cut right answers short. A model
-that rarely ends (it writes on until the token cap) must be cut by those guesses instead, or
-every multi-line suggestion would cost the whole cap; and the few blocks it does end tend to
-run past the hole, so its end is not trusted either.
-
-Which kind the configured model is, nobody declares (two sizes of the same instruct family
-differ), so each finished multi-line stream counts: ended by the model within `max_lines`, or
-ran past them (or hit the cap). Once MIN_SEEN streams are known, a model that ended most of
-them `ends_blocks`: its end is waited for and trusted. Until then, and for one multi-line
-generation in PROBE_EVERY afterwards, the engine `watches`: it keeps the stream to its end only
-to count it, and answers exactly as without waiting (so a model that ends its blocks is
-recognised again after a few unlucky streams).
+Each finished multi-line stream counts: ended by the model within `max_lines`, or ran past them (or
+hit the cap). Once MIN_SEEN streams are known, a model that ended most of them `ends_blocks`: its end
+is waited for and trusted. Until then, and for one multi-line generation in PROBE_EVERY afterwards,
+the engine `watches`: it keeps the stream to its end only to count it, and answers exactly as
+without waiting. Why: docs/design-notes.md#pyserverkestrelcompletionendingpy
 """
 
 from __future__ import annotations

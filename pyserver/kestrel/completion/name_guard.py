@@ -1,22 +1,10 @@
 """Never show a suggestion that reads a name the code cannot have (Python, checked without a toolchain).
 
-Three mistakes a small model makes often and a static look at the code catches for sure:
-
-- it reads a name that nothing binds: not the file (any scope: the check is deliberately
-  loose), not an import, not a builtin (`return s[1:]` where no `s` exists) -> NameError;
-- inside a function it reads a local that is only assigned further down, outside any loop
-  that could have assigned it on an earlier pass (`out.append(c)` above `for c in s:`)
-  -> UnboundLocalError;
-- the code right after the cursor (the next few lines) reads a name that nothing binds, and
-  the suggestion does not bind it either: the gap the person is filling is where it belongs,
-  so a suggestion without it leaves the code broken.
-
-The first two are what pyflakes would say, restricted to the suggestion's own text; the third
-looks only next to the cursor, so an undefined name far away never holds suggestions back. Only the top-level statement around the cursor is
-parsed with the suggestion (as the syntax guard does); the rest of the file is searched for a name
-only when the block does not bind it, and parsed (once per distinct text: it does not change while
-someone types in one function) only when the name occurs in it. A star import, or a rest of the
-file that does not parse, counts as binding everything.
+Held back: a suggestion that reads a name nothing binds (the file, an import, a builtin) ->
+NameError; a local read above its only assignment, outside any loop that could have assigned it ->
+UnboundLocalError; a suggestion that leaves unbound a name the next few lines after the cursor read.
+A star import, or a rest of the file that does not parse, counts as binding everything.
+Why, and what is parsed when: docs/design-notes.md#pyserverkestrelcompletionname_guardpy
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
-"""Does a chat message carry text of a file Kestrel must not send?
+"""Does a chat message carry text of a file Kestrel must not send? Checked on the text itself.
 
-The editor attaches chat context (a selection, the current file, the open files) as text inside
-the message, so the server never sees which file it came from; and the editor's own secret list
-may be narrower than `exclusion.py`. The server therefore checks the text itself before a turn
-starts:
-
-- a label the VS Code extension writes above an attachment ("File .env:", "Open file x:",
-  "Selected lines 3-4 of x:") naming an excluded path, or
-- a line of an open excluded document: any message line that occurs inside it (a selection that
-  starts or ends mid-line too), unless the same text is also in an open document that is not
-  excluded (it would be sent from there anyway, so it proves nothing).
-
-Lines shorter than `MIN_LINE_CHARS` are ignored (`}` or `import os` prove nothing). In documents
-above `SUBSTRING_SCAN_CHARS` only whole lines are compared, so the check stays linear in size.
+Flagged: a label the VS Code extension writes above an attachment ("File .env:", "Open file x:",
+"Selected lines 3-4 of x:") naming an excluded path, or a message line that occurs inside an open
+excluded document, unless the same text is also in an open document that is not excluded. Lines
+shorter than `MIN_LINE_CHARS` are ignored; above `SUBSTRING_SCAN_CHARS` only whole lines are
+compared. Why: docs/design-notes.md#pyserverkestrelcontextexcluded_textpy
 """
 
 from __future__ import annotations

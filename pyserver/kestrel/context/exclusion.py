@@ -1,13 +1,10 @@
 """Files whose content must never reach a model (secrets), plus the user's globs.
 
 A file is a secret by its name, or by a folder on its path that only holds secrets (`.git/`,
-`.ssh/`, ...). Names are compared case-insensitively: on Windows and macOS `.ENV` and
-`Server.PEM` are the same files as `.env` and `server.pem`, and a case-sensitive list would let
-them through. URIs are percent-decoded once (`%2Eenv` is `.env`), backslashes are separators
-(Windows paths), and a name is also checked the way Windows reads it: without trailing dots and
-spaces and without an NTFS stream suffix (`id_rsa.` and `server.pem::$DATA` open the key).
-
-SECURITY.md lists `SECRET_NAMES` and `SECRET_DIRS` word for word: keep the two in step.
+`.ssh/`, ...). Names compare case-insensitively, URIs are percent-decoded once, backslashes are
+separators, and a name is also checked as Windows reads it (no trailing dots or spaces, no NTFS
+stream suffix). SECURITY.md lists `SECRET_NAMES` and `SECRET_DIRS` word for word: keep the two in
+step. Why: docs/design-notes.md#pyserverkestrelcontextexclusionpy
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""An undefined name that a standard import provides gets that import, without asking the model
-(what an editor's "Add import" does): the fix is certain, instant and one line. The other names
-the file reads from the same module and does not import come along in the same line (an editor's
-"add all missing imports"): fixing `List` and leaving `Optional` two lines down is no fix.
-
-Certain only when the code says so; an undefined name is as often a typo of a local one:
-- `import name` only when the file uses `name` as a module (`name.attr`, never bare: `return re`
-  is `ret` with a letter dropped) and every attribute it reads exists in that standard module
-  (`re.append(x)` is `ret.append(x)`, not a regular expression);
-- `from module import name` never when the file binds a name that `name` is a slip of (a prefix
-  of a local, `count` of `counts`, or a local with an `s` added): that is a typo for the model
-  or the similar-name repair, not a missing import.
-Anything not certain goes to the model like any other diagnostic."""
+"""An undefined name that a standard import provides gets that import, without asking the model,
+and the file's other missing names from the same module come along in the same line. Only when
+certain: `import name` only when the file uses `name` as a module (`name.attr`) and every attribute
+it reads exists in that module; `from module import name` never when `name` is a slip of a name the
+file binds (a prefix of a local, or a local with an `s` added). Anything not certain goes to the
+model like any other diagnostic. Why: docs/design-notes.md#pyserverkestreleditsimportspy"""
 
 from __future__ import annotations
 

@@ -1,12 +1,10 @@
 """Repairs the diagnostics themselves spell out (Python), tried without a model.
 
-- A missing token the parser names ("expected ':'", "'(' was never closed", ruff's "Expected `)`,
-  found newline"): the token is put where the parser stopped or at the end of a line near it.
-- An undefined name close to a name the file binds or a builtin (`xs` where only `x` exists,
-  `pritn`: what Python's own "Did you mean" says): the reads on the diagnostic's lines are renamed.
-
-Each candidate is only a candidate: the quick fix offers one after it parses and the linter holds
-nothing against it (see `quickfix.why_not`), the same bar as a model's answer.
+- A missing token the parser names ("expected ':'", "'(' was never closed"): put where the parser
+  stopped or at the end of a line near it.
+- An undefined name close to a name the file binds or a builtin (Python's "Did you mean"): the
+  reads on the diagnostic's lines are renamed.
+Each is only a candidate, offered once it parses and the linter holds nothing against it (`quickfix.why_not`).
 """
 
 from __future__ import annotations

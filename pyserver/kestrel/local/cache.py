@@ -1,12 +1,9 @@
 """Kestrel's model cache: a directory only the user can write, holding files Kestrel verified.
 
-A GGUF file is loaded by native code, so what is in the cache must be what Kestrel put there:
-- the directory (and the one holding it) is created 0700, and one that another user owns or can
-  write to is refused (they could replace a verified file or its record);
-- a model is loaded only if its sha256 equals the one Kestrel expects for that file name. Hashing
-  500 MB-1 GB on every start is slow, so after a successful check Kestrel writes a record beside
-  the file (`<name>.sha256.json`: hash, size, mtime, ctime, inode); a file whose size or times
-  changed since is hashed again.
+The directory (and the one holding it) is created 0700; one another user owns or can write to is
+refused. A model is loaded only if its sha256 equals the one expected for its file name; a record
+beside the file (`<name>.sha256.json`: hash, size, mtime, ctime, inode) spares the hashing on the
+next start unless its size or times changed. Why: docs/design-notes.md#pyserverkestrellocalcachepy
 """
 
 from __future__ import annotations

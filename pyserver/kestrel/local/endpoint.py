@@ -1,17 +1,10 @@
 """The embedded model's private endpoint: a loopback socket Kestrel binds itself, a per-start
 secret, and the check that the server behind the socket is Kestrel's own child.
 
-Why Kestrel binds the socket: if the child bound it after loading the model, any local user
-could take the port first (it is visible in /proc) and receive the user's code. Kestrel binds
-127.0.0.1:0, listens, and hands the listening socket to the child (an inherited file
-descriptor); the port is never free, not even while the child restarts.
-
-Why a secret: the port is reachable by every local user. The child rejects every request that
-does not carry `Authorization: Bearer <secret>`; the secret reaches the child on its stdin (never
-its command line, which every user can read) and is registered with the redactor.
-
-Why a challenge: before Kestrel sends anything, the server must prove it knows the secret
-without Kestrel revealing it — it answers HMAC(secret, random nonce) on IDENTITY_PATH.
+Kestrel binds 127.0.0.1:0 and hands the listening socket to the child (inherited), so the port is
+never free; the child rejects requests without `Authorization: Bearer <secret>` (the secret goes on
+its stdin and is registered with the redactor); before Kestrel sends anything, the server must
+answer HMAC(secret, random nonce) on IDENTITY_PATH. Why: docs/design-notes.md#pyserverkestrellocalendpointpy
 """
 
 from __future__ import annotations

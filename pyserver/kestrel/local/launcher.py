@@ -3,11 +3,9 @@
     python -m kestrel.local.launcher --fd N --port P --model M.gguf --n_ctx C --n_threads T
     (the per-start secret arrives as one line on stdin)
 
-Not `python -m llama_cpp.server`: that binds its own port (after loading the model: a window for
-another user to take it), reads HOST/PORT/CONFIG_FILE from the environment, and takes its key on
-the command line, which every local user can read. Here every setting is explicit, the listening
-socket is inherited, and every request must carry the secret (checked in constant time before
-llama_cpp.server's own `api_key` check, which is set as well).
+Every request must carry the secret (checked in constant time, before llama_cpp.server's own
+`api_key` check, which is set as well).
+Why not `python -m llama_cpp.server`: docs/design-notes.md#pyserverkestrellocallauncherpy
 """
 
 from __future__ import annotations

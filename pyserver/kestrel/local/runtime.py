@@ -1,12 +1,9 @@
 """Run llama.cpp's OpenAI-compatible server (`llama-cpp-python[server]`) as a child process.
 
-The child serves on a loopback socket Kestrel bound and keeps for the server's lifetime (see
-`endpoint`), requires a per-start secret, and must prove it knows that secret before Kestrel
-sends it anything. It gets a clean environment (llama_cpp.server reads HOST, PORT, CONFIG_FILE
-and every one of its settings from the environment) and starts in Kestrel's own directory, not
-the workspace (`python -m` puts the working directory first on sys.path). It dies with us (Linux
-parent-death signal, and an explicit stop on shutdown), and is restarted if it crashes (bounded:
-a model that cannot load must not spin forever).
+It serves on a loopback socket Kestrel bound (`endpoint`) with a per-start secret it must prove it
+knows before Kestrel sends it anything; it gets a clean environment and starts in Kestrel's own
+directory, not the workspace; it dies with us and is restarted if it crashes (bounded).
+Why: docs/design-notes.md#pyserverkestrellocalruntimepy
 """
 
 from __future__ import annotations

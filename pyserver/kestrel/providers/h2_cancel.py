@@ -1,12 +1,9 @@
 """Make an abandoned HTTP/2 response actually stop the model.
 
-Measured here (httpcore2 bundled with openai 3.54): closing an HTTP/2 response before its
-end only forgets the stream locally; no RST_STREAM is sent, so the server keeps
-generating (and billing) tokens nobody reads. HTTP/2's whole point for us is to cancel a
-stale completion *without* closing the warm connection, so we send RST_STREAM(CANCEL)
-ourselves before the normal close. The patch is idempotent and falls back silently if
-httpcore2's internals change (the test `test_cancel_keeps_the_http2_connection` would
-then fail and tell us).
+httpcore2 sends no RST_STREAM when a response is closed early, so the server keeps generating: we
+send RST_STREAM(CANCEL) ourselves before the normal close, and the warm connection stays. The patch
+is idempotent and falls back silently if httpcore2's internals change (then
+`test_cancel_keeps_the_http2_connection` fails). Why: docs/design-notes.md#pyserverkestrelprovidersh2_cancelpy
 """
 
 from __future__ import annotations

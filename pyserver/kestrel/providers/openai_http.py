@@ -1,14 +1,9 @@
 """The one `AsyncOpenAI` client a provider uses, plus the shared streaming helpers.
 
-Every byte to a model goes through the official SDK. On the hot path we read the SSE
-body with `with_streaming_response` + `iter_lines()` + `json.loads` instead of the SDK's
-typed event models: the SDK still owns auth, retries, status errors and the connection
-pool, but we skip ~0.13 ms of pydantic per event (see bench `sdk_parse_cost`).
-
-Cancellation: leaving the `async with` closes the response. On HTTP/2 that resets only
-the stream and the connection stays warm; on HTTP/1.1 the connection must close (that is
-the only way to stop the server generating), so we reopen one in the background to keep
-the next request off the handshake path.
+Every byte to a model goes through the official SDK (auth, retries, status errors, the connection
+pool); the hot path reads the SSE body with `with_streaming_response` + `iter_lines()` + `json.loads`.
+Leaving the `async with` cancels: on HTTP/2 only the stream is reset; on HTTP/1.1 the connection
+closes and a new one is opened in the background. Why: docs/design-notes.md#pyserverkestrelprovidersopenai_httppy
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """Which models take a reasoning effort, and how `kestrel.effort` reaches them.
 
-The Responses API always takes `reasoning.effort` (Kestrel's Responses presets are reasoning
-models). Chat Completions takes a top-level `reasoning_effort` only on reasoning models, and
-other models reject or ignore it, so the Chat Completions provider decides by model id with
-one rule (`takes_reasoning_effort`):
-
-    the model's name (the part after the last "/", lowercased) starts with
-      - "gpt-oss"            gpt-oss on any host: Groq, Cerebras, vLLM, Ollama, LM Studio
-                             ("openai/gpt-oss-120b", "gpt-oss-20b", "gpt-oss:20b"), or
-      - "o1", "o3", "o4"     OpenAI's o-series ("o3", "o4-mini", "o1-2024-12-17"), or
-      - "gpt-5"              OpenAI's GPT-5 family ("gpt-5", "gpt-5-mini", "gpt-5.1-codex"),
-    except "o1-mini", "o1-preview" (they predate the parameter and refuse it) and the
-    "-chat" variants ("gpt-5-chat-latest": a non-reasoning model).
-
-The status snapshot reports the same rule to the client (`effort_support`), so the chat
-panel's effort picker is disabled, with the reason as its tooltip, where it would do nothing.
+The Responses API always takes `reasoning.effort`. Chat Completions takes a top-level
+`reasoning_effort` only where `takes_reasoning_effort(model)` says so: the name after the last "/",
+lowercased, starts with "gpt-oss", "o1", "o3", "o4" or "gpt-5", except "o1-mini", "o1-preview" and
+the "-chat" variants. The status snapshot reports the same rule (`effort_support`), so the chat
+panel's effort picker is disabled where it would do nothing.
+Why: docs/design-notes.md#pyserverkestrelprovidersreasoningpy
 """
 
 from __future__ import annotations

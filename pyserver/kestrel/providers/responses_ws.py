@@ -1,14 +1,9 @@
 """`responses-ws`: the Responses API over one persistent WebSocket (`client.responses.connect()`).
 
-One socket carries every request as its own lane (`stream_id`): lanes run concurrently,
-FIFO within a lane, 16 active per socket. A reader task decodes each frame once
-(`recv_bytes` + `json.loads`, cheaper than the SDK's typed parse) and routes it to the
-lane's queue. The API has no cancel event: an abandoned lane keeps its id until its
-response ends, and its events are dropped. Sockets live at most 60 minutes, so we rotate
-before that: new requests go to a fresh socket while the old one drains.
-
-If the handshake is refused (HTTP 426 from a proxy, 403), we fall back to HTTP SSE once
-and remember it for the session instead of retrying five times.
+Each request is its own lane (`stream_id`) on a shared socket: concurrent, FIFO within a lane, 16
+active per socket; an abandoned lane's events are dropped until its response ends (the API has no
+cancel). Sockets are rotated before their 60-minute limit. A refused handshake (HTTP 426, 403) falls
+back to HTTP SSE for the rest of the session. Why: docs/design-notes.md#pyserverkestrelprovidersresponses_wspy
 """
 
 from __future__ import annotations

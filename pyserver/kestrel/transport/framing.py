@@ -1,15 +1,9 @@
 """LSP base-protocol framing (`Content-Length: N` headers, a blank line, N bytes of JSON) with limits.
 
-pygls believes whatever `Content-Length` says (`Content-Length: 1000000000000` → MemoryError) and reads
-header lines of any length. This reader holds at most `max_body` bytes of one body plus a chunk; a body
-over the limit is read and thrown away in chunks, keeping only its first bytes so that the caller can
-still tell which request to answer.
-
-One fact makes recovery safe: the bytes `Content-Length: <digits>\r\n` can never occur inside a JSON
-text (a JSON string escapes CR and LF, and an unquoted `Content-Length` outside a string is not JSON).
-So when they show up inside what the header announced as the body, the announced length was wrong (a
-lie, or a message cut short) and the next message starts right there: the reader stops the body at that
-point instead of swallowing the messages that follow.
+Holds at most `max_body` bytes of one body plus a chunk; a larger body is read and thrown away in
+chunks, keeping its first bytes so the caller can tell which request to answer. A `Content-Length:`
+header line inside an announced body means the announced length was wrong: the body stops there and
+the next message starts. Why: docs/design-notes.md#pyserverkestreltransportframingpy
 """
 
 from __future__ import annotations

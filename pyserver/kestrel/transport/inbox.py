@@ -1,13 +1,10 @@
 """From frames to pygls: valid JSON-RPC messages go to the protocol, everything else gets an error.
 
-pygls logs invalid JSON and answers nothing (the client waits forever on a request it cannot
-identify) and has no notion of a size limit. Here:
-- not JSON → `-32700 Parse error`, id null (JSON-RPC 2.0 §5.1: the id cannot be known);
-- JSON that is not a JSON-RPC 2.0 message → `-32600 Invalid Request`;
-- over the size limit → the request is answered `-32600` with its own id when the first bytes of the
-  body name it, a notification (`didOpen` of a huge file) is reported with `window/showMessage`;
-- a broken header → `-32700`, id null.
-Nothing else is lost: the server keeps its state and reads the next message.
+Not JSON, or a broken header → `-32700 Parse error`, id null; JSON that is not a JSON-RPC 2.0
+message → `-32600 Invalid Request`; over the size limit → a request is answered `-32600` with its
+own id when the first bytes of the body name it, a notification is reported with
+`window/showMessage`. Nothing else is lost: the server keeps its state and reads the next message.
+Why: docs/design-notes.md#pyserverkestreltransportinboxpy
 """
 
 from __future__ import annotations

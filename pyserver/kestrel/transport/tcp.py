@@ -1,17 +1,10 @@
 """`kestrel-lsp --tcp`: one authenticated editor per server, instead of pygls's `start_tcp`.
 
-pygls's TCP server hands every new connection the server's reply socket and shuts the server down
-when any connection closes: another local user who connects receives the editor's replies and can
-reconfigure the server (point `baseUrl` at their host: the API key and the code follow); an empty
-connect-then-disconnect stops the server. Here each connection owns its socket and its reader, and
-nothing reaches the language server until the connection has proven it is the user's editor:
-
-- its first message must be `initialize` carrying the token from the user's 0600 token file
-  (`initializationOptions.kestrel.authToken`); anything else, or a wrong token, or silence for
-  `HANDSHAKE_SECONDS`, closes the connection with nothing read by the server and nothing sent;
-- once a client is attached, every other connection is closed at once, unread;
-- the server's life is the attached client's session, as with stdio: when it disconnects (or sends
-  `exit`), the server stops. A connection that never authenticated never stops it.
+A connection's first message must be `initialize` carrying the token from the user's 0600 token
+file (`initializationOptions.kestrel.authToken`); anything else, a wrong token, or silence for
+`HANDSHAKE_SECONDS` closes it, nothing read and nothing sent. Once a client is attached, every other
+connection is closed unread; the server stops when that client disconnects (or sends `exit`).
+Why: docs/design-notes.md#pyserverkestreltransporttcppy
 """
 
 from __future__ import annotations

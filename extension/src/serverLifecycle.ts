@@ -13,7 +13,7 @@ import { describeLaunch } from "./serverCommand";
 import { locateServer } from "./serverLocator";
 import { buildServerSettings, initializationOptions, needsRestart, type ServerSettings } from "./settings";
 import type { StatusBar } from "./statusBar";
-import type { KestrelStatus } from "./statusView";
+import { onNotification, request, type SetApiKeyParams } from "./protocol";
 
 export interface ServerDeps {
   context: vscode.ExtensionContext;
@@ -87,7 +87,7 @@ export class ServerLifecycle {
         else if (e.newState === State.Starting) this.statusBar.setPhase("starting");
         else if (e.newState === State.Stopped && this.statusBar.phase !== "crashed") this.statusBar.setPhase("stopped");
       }),
-      client.onNotification("kestrel/status", (s: KestrelStatus) => this.statusBar.setStatus(s)),
+      onNotification(client, "kestrel/status", (s) => this.statusBar.setStatus(s)),
     );
     try {
       await client.start();
@@ -100,9 +100,7 @@ export class ServerLifecycle {
       return;
     }
     this.statusBar.setPhase("running");
-    client
-      .sendRequest<KestrelStatus>("kestrel/getStatus", {})
-      .then((s) => this.statusBar.setStatus(s), () => undefined);
+    request(client, "kestrel/getStatus", {}).then((s) => this.statusBar.setStatus(s), () => undefined);
   }
 
   private serverClosed() {
@@ -180,7 +178,8 @@ export class ServerLifecycle {
     const client = this.client;
     this.log.info(`API key ${key ? "changed" : "removed"}${client?.isRunning() ? "; updating the server" : ""}.`);
     if (!client?.isRunning()) return;
-    await client.sendNotification("kestrel/setApiKey", key ? { apiKey: key.apiKey, provider: key.provider, baseUrl: key.baseUrl } : { apiKey: null });
+    const params: SetApiKeyParams = key ? { apiKey: key.apiKey, provider: key.provider, baseUrl: key.baseUrl } : { apiKey: null };
+    await client.sendNotification("kestrel/setApiKey", params);
   }
 
   /** The buttons on Kestrel's notifications. */

@@ -1,19 +1,11 @@
 /** Pure rendering of the status bar item from `kestrel/status` and the client's own state. */
+import type { Status } from "./protocol";
 
-export type ServerState = "starting" | "ready" | "busy" | "error" | "offline" | "unconfigured";
-
-/** The `kestrel/status` notification / `kestrel/getStatus` result. */
-export interface KestrelStatus {
-  state: ServerState;
-  busy?: boolean;
-  provider?: string;
-  model?: string;
-  connection?: string;
-  ttftMs?: number | null;
-  tokensPerSec?: number | null;
-  /** Why it is in error, offline or unconfigured; while ready, which API key the endpoint lacks. */
-  message?: string | null;
-}
+/**
+ * The server's `Status` (`kestrel/status`, `kestrel/getStatus`) as the client reads it: anything
+ * but `state` may be missing, from a server older than this extension.
+ */
+export type KestrelStatus = Pick<Status, "state"> & Partial<Omit<Status, "state">>;
 
 /** What the client knows about the server process. */
 export type ClientPhase = "starting" | "running" | "stopped" | "crashed" | "notInstalled";

@@ -1,5 +1,7 @@
 """The LSP feature registry: each handler is a few lines that delegate to a feature
 (`features/`), which receive the small `core/` (settings + provider, documents, status).
+The custom `kestrel/*` methods are registered with `kestrel_method`: their handlers get the
+params already parsed into the types of `protocol.py`.
 
 pygls only advertises inline completion when it is registered with options, hence
 `InlineCompletionOptions()` below.
@@ -7,20 +9,25 @@ pygls only advertises inline completion when it is registered with options, henc
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+import logging
+from typing import Any, Callable
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from . import __version__, redact
-from .core import Core
+from . import __version__, protocol, redact
+from .core import Core, plain
 from .features.chat import ChatFeature
 from .features.completion import InlineCompletionFeature
 from .features.inline_edit import InlineEditFeature
 from .features.next_edit import NextEditFeature
 from .features.quick_fix import QuickFixFeature
+
+log = logging.getLogger(__name__)
 
 
 class KestrelProtocol(LanguageServerProtocol):
@@ -81,14 +88,19 @@ class KestrelLanguageServer(LanguageServer):
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Errors already went back to the client as JSON-RPC errors; a popup per bad
         # message would flood the editor. They stay in the log.
-        import logging
-
-        logging.getLogger(__name__).warning("request failed: %s", error)
+        log.warning("request failed: %s", error)
 
 
 def create_server() -> KestrelLanguageServer:
     server = KestrelLanguageServer()
+    _register_lifecycle(server)
+    _register_documents(server)
+    _register_lsp_features(server)
+    _register_kestrel_methods(server)
+    return server
 
+
+def _register_lifecycle(server: KestrelLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: KestrelLanguageServer, params: types.InitializeParams) -> None:
         ls.core.host.initialize(params.initialization_options)
@@ -101,6 +113,13 @@ def create_server() -> KestrelLanguageServer:
     def did_change_configuration(ls: KestrelLanguageServer, params: types.DidChangeConfigurationParams) -> None:
         ls.core.host.configuration_changed(params.settings)
 
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: KestrelLanguageServer, params: Any) -> None:
+        await ls.completion.aclose()
+        await ls.core.aclose()
+
+
+def _register_documents(server: KestrelLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: KestrelLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.core.documents.opened(params.text_document.uri)
@@ -113,6 +132,8 @@ def create_server() -> KestrelLanguageServer:
     def did_close(ls: KestrelLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.core.documents.closed(params.text_document.uri)
 
+
+def _register_lsp_features(server: KestrelLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
     async def inline_completion(
         ls: KestrelLanguageServer, params: types.InlineCompletionParams
@@ -138,41 +159,71 @@ def create_server() -> KestrelLanguageServer:
     async def explain(ls: KestrelLanguageServer, data: Any) -> str | None:
         return await ls.quick_fix.explain(data)
 
-    @server.feature("kestrel/chat")
-    async def chat(ls: KestrelLanguageServer, params: Any) -> dict:
+
+def _register_kestrel_methods(server: KestrelLanguageServer) -> None:
+    """The custom methods of `protocol.py`: each handler gets its typed params."""
+    on = functools.partial(kestrel_method, server)
+
+    @on(protocol.CHAT)
+    async def chat(ls: KestrelLanguageServer, params: protocol.ChatParams) -> protocol.ChatResult:
         return await ls.chat.turn(params)
 
-    @server.feature("kestrel/edit")
-    async def inline_edit(ls: KestrelLanguageServer, params: Any) -> dict:
-        return await ls.inline_edit.edit(params)
-
-    @server.feature("kestrel/nextEdit")
-    async def next_edit(ls: KestrelLanguageServer, params: Any) -> dict | None:
-        return await ls.next_edit.suggest(params)
-
-    @server.feature("kestrel/steer")
-    async def steer(ls: KestrelLanguageServer, params: Any) -> dict:
+    @on(protocol.STEER)
+    async def steer(ls: KestrelLanguageServer, params: protocol.SteerParams) -> protocol.SteerResult:
         return await ls.chat.steer(params)
 
-    @server.feature("kestrel/stopChat")
-    def stop_chat(ls: KestrelLanguageServer, params: Any) -> bool:
+    @on(protocol.STOP_CHAT)
+    def stop_chat(ls: KestrelLanguageServer, params: protocol.StopChatParams) -> bool:
         return ls.chat.stop(params)
 
-    @server.feature("kestrel/setApiKey")
-    def set_api_key(ls: KestrelLanguageServer, params: Any) -> None:
-        ls.core.host.set_api_key(params)
+    @on(protocol.EDIT)
+    async def inline_edit(ls: KestrelLanguageServer, params: protocol.EditParams) -> protocol.EditResult:
+        return await ls.inline_edit.edit(params)
 
-    @server.feature("kestrel/getStatus")
-    def get_status(ls: KestrelLanguageServer, params: Any) -> dict:
-        return ls.core.status.snapshot()
+    @on(protocol.NEXT_EDIT)
+    async def next_edit(ls: KestrelLanguageServer, params: protocol.NextEditParams) -> protocol.NextEditResult | None:
+        return await ls.next_edit.suggest(params)
 
-    @server.feature("kestrel/diagnostics")
-    def diagnostics(ls: KestrelLanguageServer, params: Any) -> dict:
-        return {**ls.core.resources(), **ls.completion.counters()}
+    @on(protocol.SET_API_KEY)
+    def set_api_key(ls: KestrelLanguageServer, params: protocol.SetApiKeyParams) -> None:
+        ls.core.host.set_api_key(protocol.to_wire(params))
 
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: KestrelLanguageServer, params: Any) -> None:
-        await ls.completion.aclose()
-        await ls.core.aclose()
+    @on(protocol.GET_STATUS)
+    def get_status(ls: KestrelLanguageServer, params: protocol.NoParams) -> protocol.Status:
+        return protocol.from_wire(ls.core.status.snapshot(), protocol.Status)
 
-    return server
+    @on(protocol.DIAGNOSTICS)
+    def diagnostics(ls: KestrelLanguageServer, params: protocol.NoParams) -> protocol.DiagnosticsResult:
+        return protocol.from_wire({**ls.core.resources(), **ls.completion.counters()}, protocol.DiagnosticsResult)
+
+
+def kestrel_method(server: KestrelLanguageServer, method: protocol.Request | protocol.Notification) -> Callable:
+    """Registers the decorated handler for `method`, called with the params parsed into
+    `method.params`. Params that do not fit are logged and answered with the method's own error
+    result (`Request.malformed`), never an exception; a notification has no answer."""
+
+    def parse(params: Any) -> tuple[Any, Any]:
+        """(the typed params, None), or (None, the answer to params that do not fit)."""
+        raw = plain(params)
+        try:
+            return method.parse(raw), None
+        except protocol.MalformedParams as exc:
+            log.warning("%s", exc)
+            if not isinstance(method, protocol.Request):
+                return None, None
+            raw_id = raw.get("id") if isinstance(raw, dict) else None
+            return None, method.malformed(str(raw_id or ""), str(exc))
+
+    def register(handler: Callable) -> Callable:
+        async def handle_async(ls: KestrelLanguageServer, params: Any) -> Any:
+            parsed, answer = parse(params)
+            return answer if parsed is None else await handler(ls, parsed)
+
+        def handle(ls: KestrelLanguageServer, params: Any) -> Any:  # answered at once, not from a task
+            parsed, answer = parse(params)
+            return answer if parsed is None else handler(ls, parsed)
+
+        server.feature(method.method)(handle_async if inspect.iscoroutinefunction(handler) else handle)
+        return handler
+
+    return register

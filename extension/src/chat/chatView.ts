@@ -19,6 +19,7 @@ import { BlockActions } from "./review";
 import { DeltaBatcher } from "./stream";
 import { modelInfo, sameModelInfo, type StatusWithEffort } from "./modelInfo";
 import { isSecretPath } from "../secretFiles";
+import { onNotification, request, type ChatMessage } from "../protocol";
 
 export interface ChatClient {
   sendRequest<R>(method: string, params: unknown): Promise<R>;
@@ -30,16 +31,6 @@ export interface ServerStatus {
   readonly status: StatusWithEffort | undefined;
   readonly onDidChangeStatus: vscode.Event<StatusWithEffort | undefined>;
 }
-
-interface ChatResult {
-  id: string;
-  text: string;
-  steers?: SteerMark[];
-  error?: string;
-  stopped?: boolean;
-}
-
-type Message = { role: string; content: string };
 
 const CURRENT_KEY = "kestrel.chat.current";
 /** Context key: an answer is streaming (the Stop Chat Answer keybinding applies). */
@@ -60,7 +51,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   /** Sent one by one after the running answer ends; kept (not sent) when the user stops it. */
   private queued: QueuedMessage[] = [];
   /** The messages of the last request, so Retry resends exactly them. */
-  private lastRequest: { conversationId: string; userTurn: number; messages: Message[] } | undefined;
+  private lastRequest: { conversationId: string; userTurn: number; messages: ChatMessage[] } | undefined;
   private model: ModelInfo;
   private readonly actions = new BlockActions();
   private readonly disposables: vscode.Disposable[] = [];
@@ -198,7 +189,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (!running) return;
     void running.recorder.stop();
     // The queue stays: the user decides what to send next (Send now / Edit / Remove).
-    await this.client()?.sendRequest("kestrel/stopChat", { id: running.id }).catch(() => undefined);
+    const client = this.client();
+    if (client) await request(client, "kestrel/stopChat", { id: running.id }).catch(() => undefined);
   }
 
   private async onMessage(msg: FromWebview): Promise<void> {
@@ -318,7 +310,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       }
       const earlier = { ...this.conversation, turns: turns.slice(0, userTurn) };
       const last = this.lastRequest;
-      let messages: Message[];
+      let messages: ChatMessage[];
       let asked = question;
       if (last && last.conversationId === this.conversation.id && last.userTurn === userTurn) {
         messages = last.messages;
@@ -335,7 +327,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   /** One `kestrel/chat` request for the conversation's last (user) turn, streamed, recorded, then the queue. */
-  private async ask(client: ChatClient, messages: Message[], showQuestion: boolean): Promise<void> {
+  private async ask(client: ChatClient, messages: ChatMessage[], showQuestion: boolean): Promise<void> {
     const id = this.newId();
     const recorder = new AnswerRecorder(this.store, () => this.conversation);
     const deltas = new DeltaBatcher((delta) => this.post({ type: "delta", delta }));
@@ -344,12 +336,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.busyChanged();
     this.lastRequest = { conversationId: this.conversation.id, userTurn: this.conversation.turns.length - 1, messages };
     const subs = [
-      client.onNotification("kestrel/chatDelta", (p: { id: string; delta: string }) => {
+      onNotification(client, "kestrel/chatDelta", (p) => {
         if (p.id !== id) return;
         recorder.delta(p.delta);
         deltas.push(p.delta);
       }),
-      client.onNotification("kestrel/chatSteered", (p: SteerMark & { id: string }) => {
+      onNotification(client, "kestrel/chatSteered", (p) => {
         if (p.id !== id) return;
         const mark: SteerMark = { at: p.at, text: p.text, mode: p.mode };
         deltas.flush();
@@ -357,7 +349,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.post({ type: "steered", mark });
       }),
     ];
-    const request = client.sendRequest<ChatResult>("kestrel/chat", { id, messages });
+    const answer = request(client, "kestrel/chat", { id, messages });
     // Saved right after the request is on its way (a timer runs after the promise jobs that write it).
     setTimeout(() => {
       void recorder.begin();
@@ -366,7 +358,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (showQuestion) this.pushState();
     let turn: Turn;
     try {
-      const result = await request;
+      const result = await answer;
       turn = { role: "assistant", text: result.text, steers: result.steers ?? [] };
       if (result.error) turn.error = result.error;
       if (result.stopped) turn.stopped = true;
@@ -393,7 +385,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private async steer(text: string): Promise<void> {
     const id = this.running?.id;
     if (!id) return this.send(text, [], true);
-    const ack = await this.client()?.sendRequest<{ accepted: boolean; mode?: string; error?: string }>("kestrel/steer", { id, text });
+    const client = this.client();
+    const ack = client && (await request(client, "kestrel/steer", { id, text }));
     if (ack && !ack.accepted) this.post({ type: "notice", text: ack.error ?? "the steer was not accepted" });
   }
 

@@ -3,7 +3,7 @@ import type { ModelInfo } from "./protocol";
 import type { KestrelStatus } from "../statusView";
 
 /** The status snapshot with the effort fields the server reports (older servers omit them). */
-export type StatusWithEffort = KestrelStatus & { effortSupported?: boolean; effortNote?: string | null };
+export type StatusWithEffort = KestrelStatus;
 
 export function modelInfo(status: StatusWithEffort | undefined): ModelInfo {
   const info: ModelInfo = { effortSupported: status?.effortSupported ?? true };

@@ -1,13 +1,5 @@
 /** Pure helpers for inline edits: apply LSP-style edits to a string (for previews and tests). */
-
-export interface Pos {
-  line: number;
-  character: number;
-}
-export interface LspEdit {
-  range: { start: Pos; end: Pos };
-  newText: string;
-}
+import type { Position, TextEdit } from "../protocol";
 
 function offsets(text: string): number[] {
   const starts = [0];
@@ -16,9 +8,9 @@ function offsets(text: string): number[] {
 }
 
 /** Apply non-overlapping edits computed against `text` (UTF-16 columns, as JS strings are). */
-export function applyEdits(text: string, edits: LspEdit[]): string {
+export function applyEdits(text: string, edits: TextEdit[]): string {
   const starts = offsets(text);
-  const at = (p: Pos) => Math.min((starts[p.line] ?? text.length) + p.character, text.length);
+  const at = (p: Position) => Math.min((starts[p.line] ?? text.length) + p.character, text.length);
   const sorted = [...edits].sort((a, b) => at(b.range.start) - at(a.range.start));
   let out = text;
   for (const e of sorted) out = out.slice(0, at(e.range.start)) + e.newText + out.slice(at(e.range.end));

@@ -5,18 +5,11 @@
  * minimal edits as ONE WorkspaceEdit (one undo step); Reject (Esc) leaves the file untouched.
  */
 import * as vscode from "vscode";
-import { applyEdits, previewText, type LspEdit } from "./applyEdits";
+import { applyEdits, previewText } from "./applyEdits";
 import type { ChatClient } from "../chat/chatView";
+import { onNotification, request, type EditResult } from "../protocol";
 
 const SCHEME = "kestrel-edit";
-
-export interface EditResult {
-  id: string;
-  version?: number;
-  edits?: LspEdit[];
-  newText?: string;
-  error?: string;
-}
 
 export class InlineEditController implements vscode.Disposable {
   private readonly docs = new Map<string, string>();
@@ -72,7 +65,7 @@ export class InlineEditController implements vscode.Disposable {
     };
     let frame: NodeJS.Timeout | undefined;
     const subs = [
-      client.onNotification("kestrel/editStarted", (p: { id: string; edits: LspEdit[] }) => {
+      onNotification(client, "kestrel/editStarted", (p) => {
         if (p.id !== id) return;
         const r = p.edits[0].range;
         regionRange = new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
@@ -83,7 +76,7 @@ export class InlineEditController implements vscode.Disposable {
           viewColumn: vscode.ViewColumn.Beside, preserveFocus: true, preview: true,
         });
       }),
-      client.onNotification("kestrel/editDelta", (p: { id: string; delta: string }) => {
+      onNotification(client, "kestrel/editDelta", (p) => {
         if (p.id !== id) return;
         streamed += p.delta;
         frame ??= setTimeout(() => ((frame = undefined), render()), 16); // one preview update per frame
@@ -95,35 +88,35 @@ export class InlineEditController implements vscode.Disposable {
     box.title = "Kestrel: Edit";
     box.placeholder = editor.selection.isEmpty ? "Instruction for the enclosing function/block" : "Instruction for the selection";
     box.ignoreFocusOut = true;
-    let request: Promise<EditResult> | undefined;
+    let answer: Promise<EditResult> | undefined;
     box.onDidAccept(async () => {
       const text = box.value.trim();
       if (!text) return;
       box.value = "";
-      if (!request) {
+      if (!answer) {
         box.placeholder = "Streaming… type to steer the edit (Enter), Esc to close this box";
         box.busy = true;
         const sel = editor.selection;
-        request = client.sendRequest<EditResult>("kestrel/edit", {
+        answer = request(client, "kestrel/edit", {
           id, uri: doc.uri.toString(), instruction: text,
           range: { start: { line: sel.start.line, character: sel.start.character }, end: { line: sel.end.line, character: sel.end.character } },
         });
-        request.then(() => box.hide(), () => box.hide());
+        answer.then(() => box.hide(), () => box.hide());
       } else {
-        const ack = await client.sendRequest<{ accepted: boolean; error?: string }>("kestrel/steer", { id, text });
+        const ack = await request(client, "kestrel/steer", { id, text });
         if (!ack.accepted) box.validationMessage = ack.error;
       }
     });
     box.show();
     await new Promise<void>((resolve) => box.onDidHide(() => resolve()));
     box.dispose();
-    if (!request) {
+    if (!answer) {
       subs.forEach((s) => s.dispose());
       return;
     }
     let result: EditResult;
     try {
-      result = await request;
+      result = await answer;
     } catch (err) {
       result = { id, error: String((err as Error)?.message ?? err) };
     } finally {

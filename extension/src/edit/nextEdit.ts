@@ -7,13 +7,13 @@
 import * as vscode from "vscode";
 import type { ChatClient } from "../chat/chatView";
 import { config } from "../config";
-import type { LspEdit } from "./applyEdits";
 import type { InlineEditController } from "./inlineEdit";
+import { request, type TextEdit } from "../protocol";
 
 interface Suggestion {
   doc: vscode.TextDocument;
   version: number;
-  edits: LspEdit[];
+  edits: TextEdit[];
 }
 
 export const NEXT_EDIT_DELAY_MS = 400;
@@ -67,11 +67,9 @@ export class NextEditController implements vscode.Disposable {
     if (!client) return;
     const version = doc.version;
     const pos = editor.selection.active;
-    const result = await client
-      .sendRequest<{ version: number; edits: LspEdit[] } | null>("kestrel/nextEdit", {
-        uri: doc.uri.toString(), position: { line: pos.line, character: pos.character },
-      })
-      .catch(() => null);
+    const result = await request(client, "kestrel/nextEdit", {
+      uri: doc.uri.toString(), position: { line: pos.line, character: pos.character },
+    }).catch(() => null);
     if (!result?.edits?.length || doc.version !== version || result.version !== version) return;
     this.suggestion = { doc, version, edits: result.edits };
     const lines = result.edits.map((e) => new vscode.Range(e.range.start.line, 0, e.range.start.line, 0));

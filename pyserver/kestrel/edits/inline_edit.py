@@ -1,21 +1,26 @@
 """Inline edits: rewrite a region from an instruction, streamed as a live preview.
 
-The target is the selection, or with no selection the enclosing function/block. The model's
-rewrite streams to the client (`kestrel/editDelta`) through the chat engine, so the user can
-steer it like a chat answer. The result is a list of minimal edits (never a whole-region
-replacement) against the document version they were computed for. If the user types
-elsewhere meanwhile, the edits are rebased onto the new text; if the target itself changed,
-the edit is refused (never applied to the wrong lines).
-"""
+The target is the selection, or with no selection the enclosing function/block. `rewrite` is the
+policy: a slip found line by line (`line_scan`) when the instruction asks for a repair, else the
+model's rewrite streamed through the turn streamer (steerable like a chat answer), checked, and
+sent back once with the reason when the check fails. The feature turns it into minimal edits,
+rebased when the user typed elsewhere; if the target itself changed, the edit is refused."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..context.window import line_span
+from ..providers.base import Provider, ProviderError
+from ..providers.collect import collect
+from . import line_scan
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
 from .validate import lint_problem, syntax_error
+
+if TYPE_CHECKING:
+    from ..chat.engine import ChatEngine
 
 EDIT_INSTRUCTIONS = (
     "You rewrite code. You get a file with a region between <region> and </region> and an instruction. "
@@ -24,6 +29,8 @@ EDIT_INSTRUCTIONS = (
 )
 _BLOCK_START = re.compile(r"^\s*(async\s+def|def|class|function|func|fn|pub\s+fn|public|private|protected|static|export|const\s+\w+\s*=\s*\(|if|for|while|with|try)\b")
 CONTEXT_LINES = 30
+STEER_NOTE = "\n(Reply with the whole new region again, from its first line, following this.)"
+MADE_BY_LINE_SCAN, MADE_BY_REWRITE = "model:line-scan", "model:rewrite"  # how an edit was found
 
 
 class EditRefused(Exception):
@@ -119,5 +126,111 @@ def rebase(current_doc: str, target: Target) -> int:
     return min(candidates, key=lambda p: abs(p - target.start))
 
 
-__all__ = ["EditRefused", "Target", "clean_rewrite", "edit_messages", "enclosing_block", "minimal_edits", "rebase",
-           "region_rewrite", "rewrite_problem", "target_for", "to_lsp_edits"]
+@dataclass(frozen=True)
+class EditJob:
+    """One inline edit: the document as it was when the edit started, the region, the instruction,
+    and the model that answers."""
+
+    edit_id: str
+    text: str
+    version: int
+    target: Target
+    instruction: str
+    language: str
+    path: str
+    provider: Provider
+
+
+@dataclass
+class Rewrite:
+    """The region's new text and how it was found (`made_by`), or `error`: why there is none."""
+
+    text: str = ""
+    made_by: str = ""
+    steers: list[dict] = field(default_factory=list)  # the turn streamer's steer marks
+    stopped: bool = False
+    error: str | None = None
+
+
+async def rewrite(job: EditJob, turns: ChatEngine, delta_method: str, live: Any) -> Rewrite:
+    """The edit's rewrite. `live` is the open document (`source`, `version`) the user may type
+    in meanwhile; the rewrite streams to the client as `delta_method` notifications."""
+    slip = await _line_scan_slip(job)
+    if slip is not None:
+        return Rewrite(slip, MADE_BY_LINE_SCAN)
+    watch = _TargetWatch(live, job, lambda: turns.stop(job.edit_id))
+    messages = edit_messages(job.text, job.target, job.instruction, job.language, job.path)
+    # No resume for edits: a rewrite stitched across a dropped stream is not trustworthy code.
+    result = await turns.turn(job.provider, job.edit_id, messages, delta_method=delta_method, on_delta=watch,
+                              prediction=job.target.text, resume=False, steer_note=STEER_NOTE, deterministic=True)
+    if watch.refused:
+        return Rewrite(error=watch.refused)
+    if result.get("error"):
+        return Rewrite(error=f"the edit failed: {result['error']}; the document was not changed")
+    return await _checked(job, messages, result)
+
+
+async def _line_scan_slip(job: EditJob) -> str | None:
+    """A slip the model insists on, line by line (see line_scan), before a whole rewrite."""
+    text, target, provider = job.text, job.target, job.provider
+    language, path, instruction = job.language, job.path, job.instruction
+    if not (line_scan.asks_for_a_repair(instruction) and line_scan.reads_lines(provider)):
+        return None
+    try:
+        slips = await line_scan.candidates(
+            text, target.start, target.end, provider, language, path,
+            lambda region: not rewrite_problem(text, target, region, language, path), instruction)
+    except ProviderError:
+        slips = []
+    return slips[0].apply(target.text) if slips else None
+
+
+class _TargetWatch:
+    """Called with each streamed delta: when the user typed, is the target still there? If not,
+    the edit is refused and its stream stopped."""
+
+    def __init__(self, live: Any, job: EditJob, stop: Callable[[], Any]) -> None:
+        self.live, self.target, self.stop = live, job.target, stop
+        self.version = job.version
+        self.refused: str | None = None
+
+    def __call__(self, _delta: str) -> None:
+        if self.live.version != self.version and self.refused is None:
+            self.version = self.live.version
+            try:
+                rebase(self.live.source, self.target)
+            except EditRefused as exc:
+                self.refused = str(exc)
+                self.stop()
+
+
+async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
+    """The streamed answer if it passes the checks; else one more try, told why (not streamed:
+    the preview keeps the first answer meanwhile)."""
+    text, target, language, path = job.text, job.target, job.language, job.path
+    # After an emulated steer the model answered the region again: that answer is the rewrite.
+    restarted = any(st.get("mode") == "emulated" for st in result.get("steers", []))
+    answer = result["lastSegment"] if restarted else result["text"]
+    rewritten = region_rewrite(text, target, answer)
+    problem = rewrite_problem(text, target, rewritten, language, path)
+    unchanged = not problem and rewritten == target.text
+    if unchanged:
+        problem = "that is the region unchanged, and the instruction asks for a change"
+    if problem and not result.get("stopped"):
+        retry = [*messages, {"role": "assistant", "content": answer},
+                 {"role": "user", "content": f"That is not right: {problem}. Reply with ONLY the corrected region."}]
+        try:
+            # The best answer changed nothing: the second one is sampled (another reading).
+            rewritten = region_rewrite(text, target, await collect(job.provider, retry, deterministic=not unchanged))
+        except ProviderError as exc:
+            return Rewrite(error=f"the edit failed: {exc.message}; the document was not changed")
+        problem = rewrite_problem(text, target, rewritten, language, path)
+        if rewritten == target.text:
+            problem = ""  # still unchanged: the answer is "nothing to change", offered as such
+    if problem:
+        return Rewrite(error=f"the model's edit was not offered: {problem}; the document was not changed")
+    return Rewrite(rewritten, MADE_BY_REWRITE, result.get("steers", []), bool(result.get("stopped")))
+
+
+__all__ = ["EditJob", "EditRefused", "Rewrite", "Target", "clean_rewrite", "edit_messages", "enclosing_block",
+           "minimal_edits", "rebase", "region_rewrite", "rewrite", "rewrite_problem", "target_for", "to_lsp_edits"]

@@ -13,7 +13,8 @@ from itertools import islice
 from typing import Any, Iterable
 
 from ..context.window import line_span, line_start_offset
-from ..providers.base import Provider, ProviderError, StreamStats
+from ..providers.base import Provider, ProviderError
+from ..providers.collect import collect
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
 from .inline_edit import enclosing_block
 from .imports import missing_imports, undefined_name
@@ -108,16 +109,6 @@ def explain_messages(text: str, region: Region, message: str, language: str, pat
     code = text[region.start : region.end]
     user = f"In {path} ({language}), lines {region.start_line + 1}-{region.end_line + 1}:\n```\n{code}\n```\nDiagnostic: {message}\nWhat is wrong and how do I fix it?"
     return [{"role": "system", "content": EXPLAIN_INSTRUCTIONS}, {"role": "user", "content": user}]
-
-
-async def collect(provider: Provider, messages: list[dict], prediction: str | None = None,
-                  deterministic: bool = False) -> str:
-    stats = StreamStats()
-    opts: dict = {"deterministic": True} if deterministic else {}
-    if prediction:
-        opts["prediction"] = prediction
-    stream = provider.chat(messages, stats, **opts)
-    return "".join([chunk async for chunk in stream])
 
 
 # Who made a fix (returned to the client in the resolved action's data as `madeBy`): one of the
@@ -265,5 +256,5 @@ def import_insertion_offset(text: str) -> int:
     return min(last_import if last_import is not None else after_doc, len(text))
 
 
-__all__ = ["Problem", "ProviderError", "Region", "collect", "compute_fix", "compute_fix_made_by", "explain_messages",
+__all__ = ["Problem", "ProviderError", "Region", "compute_fix", "compute_fix_made_by", "explain_messages",
            "fix_region", "region_for"]

@@ -4,9 +4,10 @@ per request. Tokens reach the editor as `kestrel/chatDelta` from `chat.engine.Ch
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from ..core import Core, plain
+from .. import protocol
+from ..core import Core
+from ..protocol import ChatParams, ChatResult, SteerParams, SteerResult, StopChatParams
 from . import chat_guard
 
 
@@ -14,32 +15,32 @@ class ChatFeature:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    async def turn(self, params: Any) -> dict:
+    async def turn(self, params: ChatParams) -> ChatResult:
         core = self.core
-        data = plain(params) or {}
         await core.host.wait_ready()
-        turn_id = str(data.get("id") or f"turn-{time.monotonic_ns()}")
-        messages = data.get("messages") or [{"role": "user", "content": str(data.get("prompt", ""))}]
+        turn_id = params.id or f"turn-{time.monotonic_ns()}"
+        messages = ([protocol.to_wire(message) for message in params.messages] if params.messages
+                    else [{"role": "user", "content": params.prompt or ""}])
         refused = chat_guard.refusal(core, messages)  # secrets and oversized text never reach a model
         if refused:
-            return {"id": turn_id, "text": "", "error": refused}
+            return ChatResult.refused(turn_id, refused)
         provider = core.host.provider
         if provider is None:
-            return {"id": turn_id, "text": "", "error": core.status.message or "no model is configured"}
+            return ChatResult.refused(turn_id, core.status.message or "no model is configured")
         core.status.generation_started()
-        result = await core.turns.turn(provider, turn_id, messages)
-        core.status.busy = max(core.status.busy - 1, 0)
-        core.status.publish()
-        return result
+        try:
+            result = await core.turns.turn(provider, turn_id, messages)
+        finally:  # also when the turn raised or was cancelled: the status bar must not stay busy
+            core.status.busy = max(core.status.busy - 1, 0)
+            core.status.publish()
+        return protocol.from_wire(result, ChatResult)
 
-    async def steer(self, params: Any) -> dict:
+    async def steer(self, params: SteerParams) -> SteerResult:
         """Redirect a running turn (a chat answer or an inline edit) without starting over."""
-        data = plain(params) or {}
-        refused = chat_guard.refusal(self.core, [str(data.get("text", ""))])
+        refused = chat_guard.refusal(self.core, [params.text])
         if refused:
-            return {"accepted": False, "error": refused}
-        return await self.core.turns.steer(str(data.get("id", "")), str(data.get("text", "")))
+            return SteerResult(accepted=False, error=refused)
+        return protocol.from_wire(await self.core.turns.steer(params.id, params.text), SteerResult)
 
-    def stop(self, params: Any) -> bool:
-        data = plain(params) or {}
-        return self.core.turns.stop(str(data.get("id", "")))
+    def stop(self, params: StopChatParams) -> bool:
+        return self.core.turns.stop(params.id)

@@ -17,6 +17,7 @@ from ..context.neighbors import NeighborIndex
 from ..context.window import split_at
 from ..core import Core
 from ..providers.base import ProviderError
+from . import NotReady, model_ready
 
 
 def completion_settings(settings: Settings, embedded: bool) -> CompletionSettings:
@@ -51,16 +52,14 @@ class InlineCompletionFeature:
 
     async def complete(self, params: types.InlineCompletionParams) -> types.InlineCompletionList | None:
         core = self.core
-        await core.host.wait_ready()
         uri = params.text_document.uri
-        doc = core.documents.get(uri)  # None too when set aside as too large (core.documents)
+        ready = await model_ready(core, uri)
         settings = core.host.settings.completion
-        if doc is None or not settings.enabled:
-            return None
-        if core.host.provider is None:
-            return None  # the status already says why (unconfigured / local model unavailable)
+        if isinstance(ready, NotReady) or not settings.enabled:
+            return None  # no model: the status already says why (unconfigured / local model unavailable)
+        doc = ready.doc
         language = doc.language_id or ""
-        if language in settings.disabled_languages or core.excluded(uri):
+        if language in settings.disabled_languages:
             return None
         version = doc.version
         pos = params.position

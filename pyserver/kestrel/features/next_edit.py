@@ -3,13 +3,14 @@ predict the related edit near the cursor (a renamed parameter → its uses)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..core import Core, plain
+from .. import protocol
+from ..core import Core
 from ..edits.diff import to_lsp_edits
 from ..edits.next_edit import EditHistory, next_edit_messages, region_around, suggested_edits
-from ..edits.quickfix import collect
+from ..protocol import NextEditParams, NextEditResult
 from ..providers.base import ProviderError
+from ..providers.collect import collect
+from . import NotReady, model_ready
 
 
 class NextEditFeature:
@@ -18,29 +19,21 @@ class NextEditFeature:
         self.history = EditHistory()
         core.documents.subscribe(opened=self.history.opened, closed=self.history.forget)
 
-    async def suggest(self, params: Any) -> dict | None:
+    async def suggest(self, params: NextEditParams) -> NextEditResult | None:
         """The edit the user will likely make next near the cursor, or None (also when disabled)."""
         core = self.core
-        await core.host.wait_ready()
-        if not core.host.settings.next_edit:
-            return None
-        data = plain(params) or {}
-        uri = str(data.get("uri", ""))
-        if core.refusal(uri):
+        ready = await model_ready(core, params.uri)
+        if not core.host.settings.next_edit or isinstance(ready, NotReady):
             return None  # an automatic suggestion: nothing to offer, nothing to report
-        doc = core.documents.get(uri)
-        provider = core.host.provider
-        if doc is None or provider is None:
-            return None
+        uri, doc = params.uri, ready.doc
         text, version = doc.source, doc.version
         diff = self.history.recent_diff(uri, text)
         if not diff:
             return None
-        line = int((data.get("position") or {}).get("line", 0))
-        target = region_around(text, line)
+        target = region_around(text, params.position.line if params.position else 0)
         messages = next_edit_messages(diff, text, target, doc.language_id or "", core.documents.path(uri))
         try:
-            answer = await collect(provider, messages, prediction=target.text)
+            answer = await collect(ready.provider, messages, prediction=target.text)
         except ProviderError as exc:
             core.status.report(exc)
             return None
@@ -50,4 +43,5 @@ class NextEditFeature:
         self.history.settle(uri, text)
         if not edits:
             return None
-        return {"uri": uri, "version": version, "edits": to_lsp_edits(text, target.start, edits, core.documents.encoding())}
+        lsp_edits = to_lsp_edits(text, target.start, edits, core.documents.encoding())
+        return NextEditResult(uri=uri, version=version, edits=protocol.from_wire(lsp_edits, list[protocol.TextEdit]))

@@ -9,10 +9,15 @@ from typing import Any
 from lsprotocol import types
 
 from ..core import Core, plain
-from ..edits.quickfix import Problem, collect, compute_fix_made_by, explain_messages, fix_region, region_for
+from ..edits.quickfix import Problem, compute_fix_made_by, explain_messages, fix_region, region_for
 from ..providers.base import ProviderError
+from ..providers.collect import collect
+from . import NotReady, model_ready
 
 MAX_DIAGNOSTICS = 10  # actions listed per request
+# Why a fix cannot run, as a quick fix says it (a refusal was reported before: see `_refused`).
+_FIX_NOT_READY = {"not-open": "the document is no longer open",
+                  "no-model": "no model is configured: set kestrel.provider or KESTREL_PROVIDER"}
 
 
 class QuickFixFeature:
@@ -64,14 +69,11 @@ class QuickFixFeature:
     async def _fix_edit(self, data: dict) -> tuple[types.WorkspaceEdit, str]:
         """The fix as a WorkspaceEdit, and who made it (a rule of the diagnostic's, or the model)."""
         core = self.core
-        await core.host.wait_ready()
         uri = data["uri"]
-        doc = core.documents.get(uri)
-        if doc is None:
-            raise ProviderError("the document is no longer open")
-        provider = core.host.provider
-        if provider is None:
-            raise ProviderError("no model is configured: set kestrel.provider or KESTREL_PROVIDER")
+        ready = await model_ready(core, uri)
+        if isinstance(ready, NotReady):
+            raise ProviderError(_FIX_NOT_READY.get(ready.reason, ready.message))
+        doc, provider = ready.doc, ready.provider
         if doc.version != data.get("version"):
             raise ProviderError("the document changed since the fix was offered: ask for the fix again")
         text, version = doc.source, doc.version
@@ -122,15 +124,15 @@ class QuickFixFeature:
         data = plain(data)
         if not isinstance(data, dict) or self._refused(str(data.get("uri", ""))):
             return None
-        await core.host.wait_ready()
-        doc = core.documents.get(data.get("uri", ""))
-        provider = core.host.provider
-        if doc is None or provider is None:
-            core.status.error_once("explain", "Kestrel: nothing to explain (no open document or no model configured)")
+        ready = await model_ready(core, str(data.get("uri", "")))
+        if isinstance(ready, NotReady):
+            why = ready.message if ready.reason == "refused" else "no open document or no model configured"
+            core.status.error_once("explain", f"Kestrel: nothing to explain ({why})")
             return None
+        doc = ready.doc
         region = region_for(doc.source, int(data["startLine"]), int(data["endLine"]))
         try:
-            answer = await collect(provider, explain_messages(
+            answer = await collect(ready.provider, explain_messages(
                 doc.source, region, data.get("message", ""), doc.language_id or "", core.documents.path(doc.uri)))
         except ProviderError as exc:
             core.status.report(exc)

@@ -1,0 +1,298 @@
+"""The custom `kestrel/*` protocol: one params and one result type per request, one params type
+per notification, and the table of methods (like rust-analyzer's `lsp/ext.rs`). Fields are
+snake_case here and camelCase on the wire (lsprotocol's converter renames them). A field with a
+default is optional and its default is None: the converter leaves out a field equal to its
+default, so a non-None default would vanish from the wire. extension/src/protocol.ts and
+docs/protocol.md describe the same types; tests/test_protocol.py fails when the three disagree."""
+
+import re
+from typing import Any, Callable
+
+import attrs
+import cattrs
+from lsprotocol import converters, types
+
+Position = types.Position  # {line, character}: LSP's, in the position encoding the client negotiated
+Range = types.Range
+TextEdit = types.TextEdit  # {range, newText}
+
+# A chat message's content: text, or OpenAI's multi-part form (a list of parts such as {type, text}).
+MessageContent = str | list[dict[str, Any]]
+
+
+# -- shared ------------------------------------------------------------------------------
+@attrs.define(kw_only=True)
+class ChatMessage:
+    role: str  # "system", "user" or "assistant"
+    content: MessageContent
+
+
+@attrs.define(kw_only=True)
+class SteerMark:
+    """Where a steer landed in a streamed answer."""
+
+    at: int  # characters of the answer before the steer
+    text: str  # the steering message
+    mode: str  # "native" (the provider redirected its stream) or "emulated" (stopped and restarted)
+    commit_ms: float  # from the steer request until the steer took effect
+
+
+@attrs.define(kw_only=True)
+class NoParams:
+    """A request without params: anything sent (`{}`, null) is ignored."""
+
+
+# -- requests ----------------------------------------------------------------------------
+@attrs.define(kw_only=True)
+class ChatParams:
+    id: str | None = None  # the turn's id for steer/stop and notifications; default: generated
+    messages: list[ChatMessage] | None = None  # the conversation; default: one user message, `prompt`
+    prompt: str | None = None
+
+
+@attrs.define(kw_only=True)
+class ChatResult:
+    id: str
+    text: str  # the whole answer (also what arrived before an error or a stop)
+    ttft_ms: float | None  # time to the first token; None when none arrived
+    steers: list[SteerMark]
+    last_segment: str  # the answer after the last emulated steer (an edit's rewrite)
+    error: str | None = None
+    stopped: bool | None = None  # True when kestrel/stopChat ended it
+
+    @classmethod
+    def refused(cls, turn_id: str, error: str) -> "ChatResult":
+        """A turn that never started: nothing was sent to a model."""
+        return cls(id=turn_id, text="", ttft_ms=None, steers=[], last_segment="", error=error)
+
+
+@attrs.define(kw_only=True)
+class SteerParams:
+    id: str  # the running chat turn or inline edit
+    text: str
+
+
+@attrs.define(kw_only=True)
+class SteerResult:
+    accepted: bool
+    mode: str | None = None  # "native" or "emulated" when accepted
+    error: str | None = None  # why not, when not accepted
+
+
+@attrs.define(kw_only=True)
+class StopChatParams:
+    id: str
+
+
+@attrs.define(kw_only=True)
+class EditRange:
+    start: Position
+    end: Position | None = None  # default: `start` (no selection: the block around `start`)
+
+
+@attrs.define(kw_only=True)
+class EditParams:
+    uri: str
+    instruction: str
+    id: str | None = None  # default: generated
+    range: EditRange | None = None  # default: the start of the document
+
+
+@attrs.define(kw_only=True)
+class EditResult:
+    """Either `error`, or the edit: minimal `edits` against document `version`."""
+
+    id: str
+    error: str | None = None
+    version: int | None = None
+    new_text: str | None = None  # the region's new text
+    edits: list[TextEdit] | None = None
+    steers: list[SteerMark] | None = None
+    stopped: bool | None = None
+    made_by: str | None = None  # "model:line-scan" (one line re-read) or "model:rewrite"
+
+
+@attrs.define(kw_only=True)
+class NextEditParams:
+    uri: str
+    position: Position | None = None  # the cursor; default: the first line
+
+
+@attrs.define(kw_only=True)
+class NextEditResult:
+    uri: str
+    version: int
+    edits: list[TextEdit]
+
+
+@attrs.define(kw_only=True)
+class Status:
+    """The status bar's data: `kestrel/status` notifications and the `kestrel/getStatus` result."""
+
+    state: str  # "starting", "ready", "busy", "error", "offline" or "unconfigured"
+    busy: bool
+    provider: str
+    model: str
+    connection: str
+    ttft_ms: float | None
+    tokens_per_sec: float | None
+    message: str | None  # why error/offline/unconfigured; while ready, which API key is missing
+    effort_supported: bool
+    effort_note: str | None
+
+
+@attrs.define(kw_only=True)
+class DiagnosticsResult:
+    """Resource counts for soak tests and bug reports (no document text, no secrets)."""
+
+    tasks: int
+    open_files: int
+    rss_mb: float
+    documents: int
+    pending_requests: int
+    live_generations: int
+    generations_started: int
+
+
+# -- notifications -----------------------------------------------------------------------
+@attrs.define(kw_only=True)
+class SetApiKeyParams:
+    api_key: str | None = None  # null: forget the key(s) given for the endpoint named (or all)
+    provider: str | None = None  # the endpoint the key is bound to (see keys.py)
+    base_url: str | None = None
+
+
+@attrs.define(kw_only=True)
+class StreamDelta:
+    id: str  # the chat turn or inline edit
+    delta: str  # the text that arrived since the last delta
+
+
+@attrs.define(kw_only=True)
+class EditStartedParams:
+    id: str
+    edits: list[TextEdit]  # one edit: the region being rewritten, with its current text
+
+
+@attrs.define(kw_only=True)
+class ChatResumedParams:
+    id: str
+    at: int  # characters of the answer kept from before the dropped connection
+    reason: str
+
+
+@attrs.define(kw_only=True)
+class ChatSteeredParams(SteerMark):
+    id: str
+
+
+# -- the method table --------------------------------------------------------------------
+class MalformedParams(ValueError):
+    """A message's params do not fit its type; the message names the fields."""
+
+
+@attrs.frozen
+class Request:
+    """A client → server request. `malformed(request id, reason)` is the answer to params that do
+    not fit `params`: the method's own error result (or null), never a JSON-RPC crash."""
+
+    method: str
+    params: type
+    result: Any
+    malformed: Callable[[str, str], Any] = lambda _id, why: None
+
+    def parse(self, data: Any) -> Any:
+        return _parse(self.method, self.params, data)
+
+
+@attrs.frozen
+class Notification:
+    method: str
+    params: type
+    to_server: bool = False  # sent by the client (else by the server)
+    legacy: Callable[[Any], Any] = lambda data: data  # older clients' forms, made current
+
+    def parse(self, data: Any) -> Any:
+        return _parse(self.method, self.params, self.legacy(data))
+
+
+def _set_api_key_legacy(data: Any) -> Any:
+    """Older clients sent the bare key, or snake_case names (core.model_host reads them too)."""
+    if data is not None and not isinstance(data, dict):
+        return {"apiKey": data}
+    data = dict(data or {})
+    for old, new in (("api_key", "apiKey"), ("base_url", "baseUrl")):
+        value = data.pop(old, None)
+        if value and not data.get(new):
+            data[new] = value
+    return data
+
+
+CHAT = Request("kestrel/chat", ChatParams, ChatResult, ChatResult.refused)
+STEER = Request("kestrel/steer", SteerParams, SteerResult, lambda _id, why: SteerResult(accepted=False, error=why))
+STOP_CHAT = Request("kestrel/stopChat", StopChatParams, bool, lambda _id, why: False)
+EDIT = Request("kestrel/edit", EditParams, EditResult, lambda edit_id, why: EditResult(id=edit_id, error=why))
+NEXT_EDIT = Request("kestrel/nextEdit", NextEditParams, NextEditResult | None)
+GET_STATUS = Request("kestrel/getStatus", NoParams, Status)
+DIAGNOSTICS = Request("kestrel/diagnostics", NoParams, DiagnosticsResult)
+
+SET_API_KEY = Notification("kestrel/setApiKey", SetApiKeyParams, to_server=True, legacy=_set_api_key_legacy)
+STATUS = Notification("kestrel/status", Status)
+CHAT_DELTA = Notification("kestrel/chatDelta", StreamDelta)
+CHAT_STEERED = Notification("kestrel/chatSteered", ChatSteeredParams)
+CHAT_RESUMED = Notification("kestrel/chatResumed", ChatResumedParams)
+EDIT_STARTED = Notification("kestrel/editStarted", EditStartedParams)
+EDIT_DELTA = Notification("kestrel/editDelta", StreamDelta)
+
+REQUESTS = (CHAT, STEER, STOP_CHAT, EDIT, NEXT_EDIT, GET_STATUS, DIAGNOSTICS)
+NOTIFICATIONS = (SET_API_KEY, STATUS, CHAT_DELTA, CHAT_STEERED, CHAT_RESUMED, EDIT_STARTED, EDIT_DELTA)
+
+
+# -- converting --------------------------------------------------------------------------
+MAX_PROBLEMS = 3  # named in a malformed-params answer (a string sent for a list fails per character)
+
+
+def _structure_content(value: Any, _type: Any) -> MessageContent:
+    if isinstance(value, (str, list)):
+        return value
+    raise ValueError("expected a string or a list of content parts")
+
+
+_converter = converters.get_converter()
+_converter.register_structure_hook_func(lambda t: t == MessageContent, _structure_content)
+
+
+def to_wire(value: Any) -> Any:
+    """A protocol value as JSON data (camelCase names, optional fields left out when None)."""
+    return _converter.unstructure(value)
+
+
+def from_wire(data: Any, cls: Any) -> Any:
+    """JSON data the server built itself (an engine's dict) as protocol type `cls`."""
+    return _converter.structure(data, cls)
+
+
+def _parse(method: str, cls: type, data: Any) -> Any:
+    """A client's params (plain JSON data) as `cls`; MalformedParams says what does not fit."""
+    if cls is NoParams:
+        return NoParams()
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise MalformedParams(f"malformed {method} params: expected an object")
+    try:
+        return _converter.structure(data, cls)
+    except Exception as exc:  # whatever a client sends, it gets an error answer, never a crash
+        raise MalformedParams(f"malformed {method} params: {_describe(exc)}") from None
+
+
+def _describe(exc: Exception) -> str:
+    if not isinstance(exc, cattrs.BaseValidationError):
+        return str(exc) or type(exc).__name__
+    # cattrs names the Python attributes ("@ $.ttft_ms"): name them as the client wrote them.
+    problems = [re.sub(r"(?<=@ )\S+", lambda path: _camel(path.group()), line) for line in cattrs.transform_error(exc)]
+    return "; ".join(problems[:MAX_PROBLEMS]) + ("; ..." if len(problems) > MAX_PROBLEMS else "")
+
+
+def _camel(path: str) -> str:
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), path)

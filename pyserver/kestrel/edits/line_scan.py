@@ -1,17 +1,10 @@
 """Re-reading a region line by line with the completion model, to find a bug's slip.
 
-Asked to rewrite a function so that a bug goes away, a small model mostly copies the function
-back or rewrites lines that were fine (0.5B: 11 of 30 rewrites changed nothing, 2 of 30 fixed
-the bug). What it does well is fill in one line from the code around it (fill-in-the-middle). Program-repair work uses exactly that (AlphaRepair, Xia & Zhang
-2022: mask a line, let the model write it, take a different answer as a candidate fix). Here
-each line of the region is asked for in turn with the rest of the file as it is; an answer that
-differs from the line by a slip (a few tokens, no new names: an operator, a bound, a constant,
-`and`/`or`) rather than by being another way to write it is a candidate. A candidate must keep
-the file parsing and lint-clean like any edit; the smallest change wins, the earlier line on a
-tie. Nothing is offered when no line differs by a slip (the instruction then goes to the model
-as a rewrite). One request per line: only with a fill-in-the-middle endpoint (`fim`, the
-embedded model), where a line costs a short local request; a chat-only provider would pay a
-chat turn per line.
+Each line of the region is asked for in turn (fill-in-the-middle, the rest of the file as it is);
+an answer that differs from the line by a slip (≤ 2 tokens, no new names) is a candidate if the
+region still parses and lints clean. The smallest change wins, the earlier line on a tie; none
+found, the instruction goes to the model as a rewrite. Only with a `fim` provider (one short
+request per line). Why, and what was tried: docs/design-notes.md#pyserverkestreleditsline_scanpy
 """
 
 from __future__ import annotations

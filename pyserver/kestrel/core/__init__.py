@@ -27,7 +27,7 @@ class Core:
         self.status = StatusReporter(self.notify, self._show_message)
         self.host = ModelHost(server, self.status)
         self.documents = Documents(server)
-        self.turns = ChatEngine(self.notify)
+        self.chat_engine = ChatEngine(self.notify)  # streams, steers and stops chat turns and inline edits
 
     def notify(self, method: str, params: Any) -> None:
         self.server.protocol.notify(method, params)

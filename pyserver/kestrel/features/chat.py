@@ -29,7 +29,7 @@ class ChatFeature:
             return ChatResult.refused(turn_id, core.status.message or "no model is configured")
         core.status.generation_started()
         try:
-            result = await core.turns.turn(provider, turn_id, messages)
+            result = await core.chat_engine.turn(provider, turn_id, messages)
         finally:  # also when the turn raised or was cancelled: the status bar must not stay busy
             core.status.busy = max(core.status.busy - 1, 0)
             core.status.publish()
@@ -40,7 +40,7 @@ class ChatFeature:
         refused = chat_guard.refusal(self.core, [params.text])
         if refused:
             return SteerResult(accepted=False, error=refused)
-        return protocol.from_wire(await self.core.turns.steer(params.id, params.text), SteerResult)
+        return protocol.from_wire(await self.core.chat_engine.steer(params.id, params.text), SteerResult)
 
     def stop(self, params: StopChatParams) -> bool:
-        return self.core.turns.stop(params.id)
+        return self.core.chat_engine.stop(params.id)

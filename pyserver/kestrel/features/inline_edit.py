@@ -43,7 +43,7 @@ class InlineEditFeature:
         region = [(0, len(job.target.text), job.target.text)]
         core.notify(protocol.EDIT_STARTED.method, protocol.EditStartedParams(
             id=edit_id, edits=self._text_edits(text, job.target.start, region)))
-        outcome = await rewrite(job, core.turns, protocol.EDIT_DELTA.method, doc)
+        outcome = await rewrite(job, core.chat_engine, protocol.EDIT_DELTA.method, doc)
         if outcome.error:
             return EditResult(id=edit_id, error=outcome.error)
         return self._answer(params.uri, job, outcome)

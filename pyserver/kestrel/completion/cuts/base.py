@@ -97,7 +97,7 @@ def bracket_depths(line: str, depth: int) -> tuple[int, int | None]:
             if ch == quote:
                 quote = None
             continue
-        if ch in "\"'`":
+        if ch in "\"'`" and not (ch == "'" and i and line[i - 1] in "&<"):  # not a lifetime (`&'a`)
             quote = ch
         elif ch in _OPEN:
             depth += 1

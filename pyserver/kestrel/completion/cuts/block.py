@@ -50,8 +50,14 @@ def next_statement(b: Block, i: int, line: str) -> bool:
 
 
 def retypes_next_code(b: Block, i: int, line: str) -> bool:
-    """The model started writing the code that already follows."""
-    return b.next_code is not None and line.strip() == b.next_code
+    """The model started writing the code that already follows. A line of closers alone (`}`) may
+    close the answer's own block: it re-types the code below only when it closes a bracket opened
+    before the answer, which surplus_closer cuts."""
+    return b.next_code is not None and line.strip() == b.next_code and not _closers_only(b.next_code)
+
+
+def _closers_only(code: str) -> bool:
+    return all(ch in ")]};," for ch in code)
 
 
 def repetition(b: Block, i: int, line: str) -> bool:

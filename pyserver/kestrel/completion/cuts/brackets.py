@@ -1,14 +1,88 @@
-"""Stages that tidy the end of a new block: trailing space, unbalanced brackets."""
+"""Stages about brackets: a new block ends where its braces close the enclosing block, closers the
+code after the cursor already has are not typed again, and a block cut short ends balanced; plus
+trailing space. Language-neutral: brackets are counted outside strings and `//` comments.
+"""
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 from ...context.window import CursorText
 from .base import CutOptions, Shown, bracket_depths
+
+_LITERALS = re.compile(r'"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`|\'(?:\\.|[^\'\\\n])\'|//[^\n]*|/\*.*?\*/', re.S)
 
 
 def trailing_space(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
     """Trims whitespace at the end of the answer."""
     return Shown(shown.text.rstrip(), shown.final)
+
+
+def surplus_closer(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
+    """Trims the answer before a closer (`}`, `)`, `]`) of a bracket opened before it that the code
+    after the cursor closes already: a block ends where its braces close the enclosing one (final)."""
+    k = surplus_cut(shown.text, cur)
+    return shown if k is None else Shown(shown.text[:k], True)
+
+
+def surplus_cut(text: str, cur: CursorText) -> int | None:
+    """Where `text` closes a bracket opened before it that the document closes already (the closers
+    the document lacks are allowed), moved back over a re-typed start of the rest of the line."""
+    found = surplus_closers(text)
+    if not found:
+        return None
+    allowed = max(missing_closers(cur.before, cur.after), 0)
+    if len(found) <= allowed:
+        return None
+    k = found[allowed]
+    rest = cur.line_after.lstrip()
+    closing = surplus_closers(rest)
+    if closing and text[: k + 1].endswith(rest[: closing[0] + 1]):
+        k = k + 1 - (closing[0] + 1)  # `a, b, c);` before `, c);`: the middle ends at `b`
+    return k
+
+
+def surplus_closers(text: str) -> list[int]:
+    """Indexes in `text` of the closers that close a bracket opened before `text`, in order."""
+    found: list[int] = []
+    depth, offset = 0, 0
+    for line in text.split("\n"):
+        pos = 0
+        while True:
+            depth, i = bracket_depths(line[pos:], depth)
+            if i is None:
+                break
+            found.append(offset + pos + i)
+            pos, depth = pos + i + 1, 0
+        offset += len(line) + 1
+    return found
+
+
+@lru_cache(maxsize=4)
+def missing_closers(before: str, after: str) -> int:
+    """Openers minus closers in the whole document (strings and comments left out): how many
+    closers an unfinished document lacks (0 or less for a balanced one)."""
+    code = code_only(before + after)
+    return sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
+
+
+def code_only(text: str) -> str:
+    """`text` without its string and character literals and its `//` and `/* */` comments."""
+    return _LITERALS.sub("", text)
+
+
+def without_retyped_end(text: str, line_after: str) -> str:
+    """`text` without an end that re-types the rest of the cursor line, when that rest balances its
+    own brackets (`;`, `= 5;`, `(x);`); a rest that closes a bracket is surplus_cut's part."""
+    rest = line_after.strip()
+    body = text.rstrip()
+    if not rest or text.endswith("\n") or not body.endswith(rest):
+        return text
+    depth, surplus = bracket_depths(rest, 0)
+    if depth != 0 or surplus is not None:
+        return text
+    return body[: len(body) - len(rest)]
 
 
 def unbalanced_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

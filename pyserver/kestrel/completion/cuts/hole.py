@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...context.window import CursorText
 from ..shape import indent_of
 from .base import OPENERS, CutOptions, Shown, before_lines, following_line
+from .brackets import surplus_cut, without_retyped_end
 
 SYNC_CHARS = 16  # re-typing this much of the text after the cursor counts as rejoining it
 SYNC_MIN_TAIL = 6  # a stream that ended while re-typing: at least this many characters of it
@@ -120,6 +121,18 @@ def rejoins(text: str, cur: CursorText, opts: CutOptions) -> Shown | None:
     return Shown(middle if middle.strip() else "", True)
 
 
+def closes_what_follows(text: str, cur: CursorText, opts: CutOptions) -> Shown | None:
+    """Trims the middle before a closer that the code after the cursor resumes with: it closes a
+    bracket opened before the hole that that code closes already (`f(a|)` answered `a, b)`; final)."""
+    following = following_line(cur.line_after, cur.after)
+    if following is None or not following.lstrip().startswith((")", "]", "}")):
+        return None
+    k = surplus_cut(text, cur)
+    if k is None:
+        return None
+    return Shown(text[:k] if text[:k].strip() else "", True)
+
+
 def ended_by_model(text: str, cur: CursorText, opts: CutOptions) -> Shown | None:
     """A middle the model ended itself (or will: `expect_end`) within max_lines is kept whole, unless
     it re-types a run of the code below; dropped when its first line repeats the code that follows."""
@@ -153,14 +166,12 @@ def first_line_only(text: str, cur: CursorText, opts: CutOptions) -> Shown:
         return Shown("", True)
     if not cur.line_before.strip() and cur.line_after.strip():
         return Shown(first + "\n", True)  # a new line above the existing code
-    return Shown(_without_doubled_closers(first, cur.line_after), True)
+    return Shown(without_retyped_end(first, cur.line_after), True)
 
 
-def _without_doubled_closers(text: str, line_after: str) -> str:
-    rest = line_after.strip()
-    if rest and text.rstrip().endswith(rest):
-        return text.rstrip()[: len(text.rstrip()) - len(rest)]
-    return text
+def retyped_line_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
+    """Trims the end of a final middle that re-types the rest of the cursor line (`;` before `;`)."""
+    return Shown(without_retyped_end(shown.text, cur.line_after), True) if shown.final else shown
 
 
 def header_without_body(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

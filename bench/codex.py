@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -19,7 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import REPO, MockProcess, clean_env, init_options, kestrel_server, summary
+from .common import REPO, MockProcess, init_options, summary
+from .lsp_client import clean_env, kestrel_server
 from .sdk import make_client
 
 TOOLS = REPO / ".tools" / "codex"

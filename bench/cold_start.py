@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import MOCK_TEXT, SERVER_CMD, SUGGESTION, MockProcess, clean_env, init_options, summary
+from .common import MOCK_TEXT, SUGGESTION, MockProcess, init_options, summary
+from .lsp_client import SERVER_CMD, clean_env
 from .inline_added import document
 from .rawclient import RawClient
 

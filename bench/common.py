@@ -1,9 +1,8 @@
-"""Shared plumbing: the mock model as a separate process, the LSP server process and client,
-percentiles, machine description."""
+"""Shared plumbing: the mock model as a separate process, percentiles, machine description.
+The server process and the client that drives it: bench/lsp_client.py."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import platform
@@ -12,29 +11,14 @@ import subprocess
 import sys
 import time
 import urllib.request
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
-from lsprotocol import types
+from .constants import REPO
+from .lsp_client import clean_env
 
-from kestrel.core.payload import plain
-from pygls.io_ import run_async
-from pygls.lsp.client import LanguageClient
-
-from .constants import REPO, URI
-from .rawclient import RawClient
-
-SERVER_CMD = [sys.executable, "-m", "kestrel", "--log-level", "WARNING"]
 SUGGESTION = "compute(x)"
 MOCK_TEXT = SUGGESTION + "\n"
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """The environment without model settings from the developer's shell."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KESTREL_", "OPENAI_"))}
-    env.update(extra)
-    return env
 
 
 # ----------------------------------------------------------------------------------------
@@ -136,183 +120,10 @@ class MockProcess:
         self._call("POST", "/_mock/reset", {})
 
 
-# ----------------------------------------------------------------------------------------
-# the LSP server process + a pygls client
-# ----------------------------------------------------------------------------------------
-as_dict = plain  # pygls named tuples -> plain dicts (the server's own helper)
-
-
-class BenchClient(LanguageClient):
-    """pygls' LanguageClient, but the server's stderr goes to a file (a full, unread
-    stderr pipe would block the server) and status notifications are recorded."""
-
-    def __init__(self) -> None:
-        super().__init__("kestrel-bench", "1")
-        self.status_events: list[dict] = []
-        self.version = 1
-        self.proc: asyncio.subprocess.Process | None = None
-
-        @self.feature("kestrel/status")
-        def _status(params: Any) -> None:
-            self.status_events.append(as_dict(params))
-
-        @self.feature(types.WINDOW_SHOW_MESSAGE)
-        def _show(params: Any) -> None:
-            pass
-
-        @self.feature(types.WINDOW_LOG_MESSAGE)
-        def _log(params: Any) -> None:
-            pass
-
-    async def spawn(self, cmd: list[str], env: dict[str, str], stderr: Any) -> None:
-        server = await asyncio.create_subprocess_exec(
-            *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr, env=env, cwd=str(REPO),
-        )
-        assert server.stdout is not None and server.stdin is not None
-        self.protocol.set_writer(server.stdin)
-        connection = asyncio.create_task(
-            run_async(stop_event=self._stop_event, reader=server.stdout, protocol=self.protocol,
-                      logger=__import__("logging").getLogger("bench.client"), error_handler=self.report_server_error)
-        )
-        self._server = server
-        self.proc = server
-        self._async_tasks.extend([connection, asyncio.create_task(self._server_exit())])
-
-    # --- the same small interface as rawclient.RawClient ---
-    async def initialize(self, options: dict) -> Any:
-        result = await self.initialize_async(types.InitializeParams(
-            capabilities=client_capabilities(), initialization_options=options, process_id=os.getpid()))
-        self.initialized(types.InitializedParams())
-        return result
-
-    async def shutdown(self) -> None:
-        await self.shutdown_async(None)
-        self.exit(None)
-
-    async def get_status(self) -> dict:
-        return as_dict(await self.protocol.send_request_async("kestrel/getStatus", None))
-
-    async def request(self, method: str, params: Any = None) -> Any:
-        return await self.protocol.send_request_async(method, params)
-
-    def send_inline(self, line: int, character: int, uri: str = URI, msg_id: Any = None) -> tuple[Any, Any]:
-        msg_id = msg_id if msg_id is not None else f"bench-{id(object())}-{time.perf_counter_ns()}"
-        fut = self.protocol.send_request_async(types.TEXT_DOCUMENT_INLINE_COMPLETION,
-                                               inline_params(line, character, uri), msg_id=msg_id)
-        return msg_id, asyncio.ensure_future(fut)
-
-    async def inline(self, line: int, character: int, uri: str = URI) -> str | None:
-        return result_text(await self.text_document_inline_completion_async(inline_params(line, character, uri)))
-
-    def cancel(self, msg_id: Any) -> None:
-        self.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
-
-    async def close(self) -> None:
-        try:
-            await asyncio.wait_for(self.stop(), 5)
-        except Exception:
-            pass
-
-    # --- document helpers ---
-    def open(self, text: str, uri: str = URI) -> None:
-        self.version = 1
-        self.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
-
-    def change(self, text: str, uri: str = URI) -> None:
-        self.version += 1
-        self.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
-
-
-def inline_params(line: int, character: int, uri: str = URI) -> types.InlineCompletionParams:
-    return types.InlineCompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        position=types.Position(line=line, character=character),
-        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic),
-    )
-
-
-def result_text(result: Any) -> str | None:
-    if result is None:
-        return None
-    items = result.items if isinstance(result, types.InlineCompletionList) else result
-    if not items:
-        return None
-    text = items[0].insert_text
-    return text if isinstance(text, str) else text.value
-
-
 def init_options(kind: str, base_url: str, http2: str = "on", **extra: Any) -> dict:
+    """initializationOptions for a provider `kind` against the mock model at `base_url`."""
     return {"kestrel": {"provider": kind, "baseUrl": base_url, "model": "mock-model", "apiKey": "x",
                         "http2": http2, **extra}}
-
-
-def client_capabilities() -> types.ClientCapabilities:
-    return types.ClientCapabilities(
-        text_document=types.TextDocumentClientCapabilities(
-            inline_completion=types.InlineCompletionClientCapabilities(dynamic_registration=False),
-            synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
-        ),
-        general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
-    )
-
-
-CLIENT_KIND = "raw"  # or "pygls" (--client)
-
-
-def new_client(raw: bool = False) -> Any:
-    if CLIENT_KIND == "pygls" and not raw:
-        return BenchClient()
-    return RawClient()
-
-
-@asynccontextmanager
-async def kestrel_server(options: dict, log_path: Path | None, ready: bool = True, raw: bool = False,
-                         env: dict[str, str] | None = None) -> AsyncIterator[Any]:
-    """Spawn `python -m kestrel`, initialize it and (by default) wait until the provider is ready.
-    raw=True: always the RawClient (benchmarks that timestamp notifications need its hook)."""
-    client = new_client(raw)
-    log = open(log_path, "ab") if log_path else subprocess.DEVNULL
-    try:
-        await client.spawn(SERVER_CMD, clean_env(**(env or {})), log)
-        await client.initialize(options)
-        if ready:
-            await wait_ready(client)
-        yield client
-    finally:
-        await stop_server(client)
-        if log is not subprocess.DEVNULL:
-            log.close()
-
-
-async def stop_server(client: BenchClient) -> None:
-    """shutdown/exit politely (5 s each), else kill; then close the client."""
-    try:
-        if client.proc is not None and client.proc.returncode is None:
-            await asyncio.wait_for(client.shutdown(), 5)
-            await asyncio.wait_for(client.proc.wait(), 5)
-    except Exception:
-        pass
-    if client.proc is not None and client.proc.returncode is None:
-        client.proc.kill()
-        await client.proc.wait()
-    await client.close()
-
-
-async def wait_ready(client: BenchClient, timeout: float = 30.0) -> None:
-    """The provider is created after `initialized` (importing openai is slow): wait for the
-    `kestrel/status` that says it is configured and its prewarm finished."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        st = await client.get_status()
-        if isinstance(st, dict) and st.get("state") in ("ready", "busy") and st.get("connection") not in (None, "idle"):
-            return
-        if isinstance(st, dict) and st.get("state") == "unconfigured":
-            raise RuntimeError(f"kestrel is unconfigured: {st.get('message')}")
-        await asyncio.sleep(0.02)
-    raise RuntimeError("kestrel did not become ready")
 
 
 def rss_mb(pid: int) -> float | None:

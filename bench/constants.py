@@ -1,5 +1,5 @@
-"""Fixed values the benchmark modules share, with no imports of their own (so the LSP clients in
-`common` and `rawclient` can both use them without importing each other)."""
+"""Fixed values the benchmark modules share, with no imports of their own (so `lsp_client` and
+`rawclient` can both use them)."""
 
 from __future__ import annotations
 

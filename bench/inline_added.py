@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import MOCK_TEXT, SUGGESTION, MockProcess, init_options, kestrel_server, summary
+from .common import MOCK_TEXT, SUGGESTION, MockProcess, init_options, summary
+from .lsp_client import kestrel_server
 from .sdk import Baseline, request_params
 
 ENDPOINT = {"chat": "/v1/chat/completions", "fim": "/v1/completions", "responses": "/v1/responses",

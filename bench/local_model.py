@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import SERVER_CMD, clean_env, summary
+from .common import summary
+from .lsp_client import SERVER_CMD, clean_env
 from .rawclient import RawClient
 
 PREFIX = (

@@ -1,6 +1,14 @@
 """A minimal JSON-RPC/LSP client over the server's stdio: hand-built dicts, one json.dumps
-per message, Content-Length framing. It costs a few µs per message, so timings measure the
-server (and the pipe), not a client library. (pygls' client is also available: --client pygls.)"""
+per message, Content-Length framing. Kept on purpose beside bench/lsp_client.py's KestrelClient
+(the client for everything else): it is the latency benches' measuring instrument. It costs a
+few µs per message, so timings measure the server (and the pipe), not a client library (pygls
+structures every message into lsprotocol types first), and its hooks run as a message's bytes
+are read: `on_response` before the awaiting code resumes (the keystroke storm timestamps
+responses with it; a pygls future wakes its awaiter a loop iteration later), `on_notification`
+before any parsing beyond json (relay, steer_ms, transports and edits timestamp chat and edit
+deltas with it). The latency benches use it by default (`python -m bench.run --client pygls`
+swaps in KestrelClient where a bench allows it); the ones above always do (`raw=True`).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +19,7 @@ import time
 from typing import Any
 
 from .constants import REPO, URI
+from .lsp_client import result_text
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -161,7 +170,7 @@ class RawClient:
 
     async def inline(self, line: int, character: int, uri: str = URI) -> str | None:
         _, fut = self.send_inline(line, character, uri)
-        return inline_text(await fut)
+        return result_text(await fut)
 
     async def close(self) -> None:
         if self._reader is not None:
@@ -170,13 +179,3 @@ class RawClient:
                 await self._reader
             except BaseException:
                 pass
-
-
-def inline_text(result: Any) -> str | None:
-    if not result:
-        return None
-    items = result.get("items") if isinstance(result, dict) else result
-    if not items:
-        return None
-    text = items[0].get("insertText")
-    return text if isinstance(text, str) else (text or {}).get("value")

@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import MockProcess, init_options, kestrel_server, percentile, summary
+from .common import MockProcess, init_options, percentile, summary
+from .lsp_client import kestrel_server
 from .sdk import TERMINAL, SdkProbe
 
 TOKEN_RE = re.compile(r"\s+|\w+|[^\w\s]")  # the mock's tokenizer

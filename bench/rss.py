@@ -7,7 +7,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from .common import MOCK_TEXT, SUGGESTION, MockProcess, init_options, kestrel_server, rss_mb, wait_ready
+from .common import MOCK_TEXT, SUGGESTION, MockProcess, init_options, rss_mb
+from .lsp_client import kestrel_server, wait_ready
 from .inline_added import document
 
 

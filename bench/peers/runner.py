@@ -26,8 +26,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable
 
-from ..common import (MOCK_TEXT, SERVER_CMD, BenchClient, MockProcess, clean_env, init_options, result_text, stop_server,
-                      summary, wait_ready)
+from ..common import MOCK_TEXT, MockProcess, init_options, summary
+from ..lsp_client import SERVER_CMD, KestrelClient, clean_env, result_text, stop_server, wait_ready
 from ..constants import REPO
 from ..inline_added import HEADER
 from ..storm import TYPED
@@ -184,8 +184,8 @@ async def storm_segment(ed: Editor, keys: int) -> None:
 
 
 # --- starting each server -------------------------------------------------------------------
-async def start_kestrel(mock: MockProcess, log: Any) -> BenchClient:
-    client = BenchClient()
+async def start_kestrel(mock: MockProcess, log: Any) -> KestrelClient:
+    client = KestrelClient()
     await client.spawn(SERVER_CMD, clean_env(), log)
     await client.initialize(init_options("fim", mock.base_url))
     return client
@@ -221,7 +221,7 @@ async def cold_copilot(url: str, cert: str, out: Path) -> dict[str, Any]:
         path = srv.workspace / "sample.py"
         path.write_text(text)
         srv.client.open(path.as_uri(), text)
-        got = await _first_completion(lambda: srv.client.send_inline(line, ch, path.as_uri())[1], copilot.inline_text)
+        got = await _first_completion(lambda: srv.client.send_inline(line, ch, path.as_uri())[1], result_text)
         t_first = (time.perf_counter() - t0) * 1000
     finally:
         await srv.stop()
@@ -319,10 +319,10 @@ async def measure(out: Path, quick: bool) -> dict[str, Any]:
             eds = {
                 "copilot": Editor("copilot", lambda t: srv.client.change(t, uri),
                                   lambda ln, ch: srv.client.send_inline(ln, ch, uri), srv.client.cancel,
-                                  copilot.inline_text),
+                                  result_text),
                 "copilot_nodelay": Editor("copilot_nodelay", lambda t: srv0.client.change(t, uri0),
                                           lambda ln, ch: srv0.client.send_inline(ln, ch, uri0), srv0.client.cancel,
-                                          copilot.inline_text),
+                                          result_text),
                 "kestrel": Editor("kestrel", kes.change, kes.send_inline, kes.cancel, result_text),
             }
             for r in range(rounds):

@@ -120,7 +120,7 @@ def apply_answer(task: EditTask, code: str) -> tuple[str, str | None]:
     have = set(document.split("\n"))
     missing = [ln for ln in dict.fromkeys(imports) if ln not in have]
     if missing:
-        from kestrel.edits.quickfix import import_insertion_offset
+        from kestrel.edits.quick_fix import import_insertion_offset
 
         at = import_insertion_offset(document)
         document = document[:at] + "".join(ln + "\n" for ln in missing) + document[at:]

@@ -4,7 +4,7 @@
   stopped or at the end of a line near it.
 - An undefined name close to a name the file binds or a builtin (Python's "Did you mean"): the
   reads on the diagnostic's lines are renamed.
-Each is only a candidate, offered once it parses and the linter holds nothing against it (`quickfix.why_not`).
+Each is only a candidate, offered once it parses and the linter holds nothing against it (`quick_fix.why_not`).
 """
 
 from __future__ import annotations

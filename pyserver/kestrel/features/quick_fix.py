@@ -9,7 +9,7 @@ from typing import Any
 from lsprotocol import types
 
 from ..core import Core, plain
-from ..edits.quickfix import Problem, compute_fix_made_by, explain_messages, fix_region, region_for
+from ..edits.quick_fix import Problem, compute_fix_made_by, explain_messages, fix_region, region_for
 from ..providers.base import ProviderError
 from ..providers.collect import collect
 from . import NotReady, model_ready

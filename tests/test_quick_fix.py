@@ -1,11 +1,11 @@
-"""The region a quick fix asks the model for (kestrel.edits.quickfix). Quick fixes over LSP, against a
+"""The region a quick fix asks the model for (kestrel.edits.quick_fix). Quick fixes over LSP, against a
 kestrel-lsp process, are in tests/test_lsp_quickfix.py."""
 
 from __future__ import annotations
 
 
 def test_a_fix_is_asked_for_the_enclosing_function_or_only_the_faulty_lines():
-    from kestrel.edits.quickfix import fix_region
+    from kestrel.edits.quick_fix import fix_region
 
     src = ("import os\n\n\ndef greet(name):\n    for x in name:\n        if x:\n            pritn(x)\n"
            "    return name\n\n\nfor i in range(3):\n    prnt(i)\n")

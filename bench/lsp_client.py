@@ -151,7 +151,21 @@ class _Protocol(LanguageServerProtocol):
         super().handle_message(message)
 
 
-class KestrelClient(LanguageClient):
+class StdioClient(LanguageClient):
+    """A pygls client of a server process over stdio: the shutdown and close every bench needs."""
+
+    async def shutdown(self) -> None:
+        await self.shutdown_async(None)
+        self.exit(None)
+
+    async def close(self) -> None:
+        try:
+            await asyncio.wait_for(self.stop(), 5)
+        except Exception:
+            pass
+
+
+class KestrelClient(StdioClient):
     """pygls' LanguageClient for `kestrel-lsp` over stdio. Notifications: counted per method in
     `notifications`, `kestrel/status` kept in `status_events`, and handed to `on_notification(method,
     params, perf_counter())` when set."""
@@ -189,16 +203,6 @@ class KestrelClient(LanguageClient):
             workspace_folders=[types.WorkspaceFolder(uri=root_uri, name=root.name)] if root is not None else None))
         self.initialized(types.InitializedParams())
         return result
-
-    async def shutdown(self) -> None:
-        await self.shutdown_async(None)
-        self.exit(None)
-
-    async def close(self) -> None:
-        try:
-            await asyncio.wait_for(self.stop(), 5)
-        except Exception:
-            pass
 
     async def request(self, method: str, params: Any = None) -> Any:
         return await self.protocol.send_request_async(method, params)

@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
-from pygls.lsp.client import LanguageClient
 
 from ..constants import REPO
-from ..lsp_client import start_stdio, stop_server
+from ..lsp_client import StdioClient, start_stdio, stop_server
 
 VERSION = "1.539.0"
 PACKAGE = "@github/copilot-language-server"
@@ -91,7 +90,7 @@ def server_env(standin_url: str, certfile: str, home: str) -> dict[str, str]:
     return env
 
 
-class CopilotClient(LanguageClient):
+class CopilotClient(StdioClient):
     """pygls' LanguageClient for the Copilot LS: answers `workspace/configuration` with one null
     per item and the other editor-side requests with null; records server notifications. A
     client for a peer's server, with what that server needs (editorInfo, didFocus,
@@ -183,15 +182,6 @@ class CopilotClient(LanguageClient):
     def cancel(self, msg_id: Any) -> None:
         self.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
 
-    async def shutdown(self) -> None:  # stop_server's interface, as KestrelClient's
-        await self.shutdown_async(None)
-        self.exit(None)
-
-    async def close(self) -> None:
-        try:
-            await asyncio.wait_for(self.stop(), 5)
-        except Exception:
-            pass
 
 
 class CopilotServer:

@@ -10,6 +10,7 @@ import pytest
 
 from kestrel.completion import guards
 from kestrel.completion.cuts import CutOptions, cut
+from kestrel.completion.cuts.base import BRACE_LANGUAGES
 from kestrel.completion.shape import wants_multiline
 from kestrel.context.window import CursorText
 
@@ -33,6 +34,7 @@ def load(path: Path) -> tuple[dict, CursorText, CutOptions]:
         done=stream.get("done", True),
         model_ended=stream.get("model_ended", False),
         expect_end=stream.get("expect_end", False),
+        braces=case["language"] in BRACE_LANGUAGES,
     )
     return case, cur, opts
 

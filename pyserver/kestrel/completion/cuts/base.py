@@ -34,6 +34,15 @@ class CutOptions:
     done: bool
     model_ended: bool = False
     expect_end: bool = False
+    braces: bool = False  # the language closes blocks with braces: the brace stages apply
+
+
+# Languages whose blocks end with `}`: the brace stages (surplus_closer, closes_what_follows,
+# retyped_line_end) apply to them only, so Python's cuts stay exactly as they were measured.
+BRACE_LANGUAGES = frozenset({
+    "typescript", "typescriptreact", "javascript", "javascriptreact", "go", "rust", "java", "c", "cpp",
+    "csharp", "kotlin", "swift", "scala", "dart", "php", "objective-c", "objective-cpp", "groovy", "zig",
+})
 
 
 # A stage rewrites the answer so far; a pick stage answers outright (a Shown) or passes (None).

@@ -27,6 +27,7 @@ class Block:
     opener: bool  # the cursor line opens a block
     next_code: str | None  # the next line of code after the cursor line, stripped
     trust_end: bool  # the model placed the end: its dedents are part of the answer, up to the top level
+    braces: bool = False  # a brace language: a line of closers alone is left to surplus_closer
 
     def deeper_before(self, i: int) -> bool:
         return any(ln.strip() and indent_of(ln) > self.base for ln in self.lines[1:i])
@@ -53,7 +54,7 @@ def retypes_next_code(b: Block, i: int, line: str) -> bool:
     """The model started writing the code that already follows. A line of closers alone (`}`) may
     close the answer's own block: it re-types the code below only when it closes a bracket opened
     before the answer, which surplus_closer cuts."""
-    return b.next_code is not None and line.strip() == b.next_code and not _closers_only(b.next_code)
+    return b.next_code is not None and line.strip() == b.next_code and not (b.braces and _closers_only(b.next_code))
 
 
 def _closers_only(code: str) -> bool:
@@ -81,7 +82,7 @@ def _block(shown: Shown, cur: CursorText, opts: CutOptions) -> Block:
     ended = opts.model_ended and opts.done or opts.expect_end and not opts.done
     trust_end = opts.multiline and _block_lines(lines, base) <= opts.max_lines and ended
     next_code = next((ln.strip() for ln in cur.after.split("\n")[1:6] if ln.strip()), None)
-    return Block(lines, base, lb.rstrip().endswith(OPENERS), next_code, trust_end)
+    return Block(lines, base, lb.rstrip().endswith(OPENERS), next_code, trust_end, opts.braces)
 
 
 def block_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

@@ -22,7 +22,7 @@ def trailing_space(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
 def surplus_closer(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
     """Trims the answer before a closer (`}`, `)`, `]`) of a bracket opened before it that the code
     after the cursor closes already: a block ends where its braces close the enclosing one (final)."""
-    k = surplus_cut(shown.text, cur)
+    k = surplus_cut(shown.text, cur) if opts.braces else None
     return shown if k is None else Shown(shown.text[:k], True)
 
 

@@ -125,7 +125,7 @@ def closes_what_follows(text: str, cur: CursorText, opts: CutOptions) -> Shown |
     """Trims the middle before a closer that the code after the cursor resumes with: it closes a
     bracket opened before the hole that that code closes already (`f(a|)` answered `a, b)`; final)."""
     following = following_line(cur.line_after, cur.after)
-    if following is None or not following.lstrip().startswith((")", "]", "}")):
+    if not opts.braces or following is None or not following.lstrip().startswith((")", "]", "}")):
         return None
     k = surplus_cut(text, cur)
     if k is None:
@@ -166,12 +166,22 @@ def first_line_only(text: str, cur: CursorText, opts: CutOptions) -> Shown:
         return Shown("", True)
     if not cur.line_before.strip() and cur.line_after.strip():
         return Shown(first + "\n", True)  # a new line above the existing code
+    if not opts.braces:
+        return Shown(_without_doubled_closers(first, cur.line_after), True)
     return Shown(without_retyped_end(first, cur.line_after), True)
+
+
+def _without_doubled_closers(text: str, line_after: str) -> str:
+    """Python's (and other non-brace languages') trim of a re-typed rest of the line, as measured."""
+    rest = line_after.strip()
+    if rest and text.rstrip().endswith(rest):
+        return text.rstrip()[: len(text.rstrip()) - len(rest)]
+    return text
 
 
 def retyped_line_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
     """Trims the end of a final middle that re-types the rest of the cursor line (`;` before `;`)."""
-    return Shown(without_retyped_end(shown.text, cur.line_after), True) if shown.final else shown
+    return Shown(without_retyped_end(shown.text, cur.line_after), True) if shown.final and opts.braces else shown
 
 
 def header_without_body(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

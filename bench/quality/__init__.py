@@ -1,5 +1,7 @@
 """Completion quality: HumanEval infilling (single-line, multi-line, random-span), raw model vs
-Kestrel through LSP, on one local llama.cpp server. `python -m bench.quality --help`.
+Kestrel through LSP, on one local llama.cpp server; and line/block tasks from real TypeScript,
+JavaScript, Go and Rust package code (lang_sources.py, lang_tasks.py, lang_scoring.py,
+lang_runner.py, lang_summary.py; packages pinned in languages.toml). `python -m bench.quality --help`.
 
 `run_slice()` is the small (~40 task) version `bench/run.py` puts in results.json as
 `results.quality`.

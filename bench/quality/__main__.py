@@ -1,8 +1,11 @@
-"""python -m bench.quality [--full] [--limit N] [--model-path X.gguf] [--sets ...] [--report-only]
+"""python -m bench.quality [--full] [--limit N] [--model-path X.gguf] [--sets ...] [--languages ...] [--report-only]
 
 Default: a fixed, seeded sample (100 single-line, 60 multi-line, 40 random-span tasks), each
-at two cursor placements, raw model vs Kestrel through LSP on one llama.cpp server. Prints
-the table, writes bench/out/quality.json (with per-task records) and bench/QUALITY.md.
+at two cursor placements, raw model vs Kestrel through LSP on one llama.cpp server; then line
+and block tasks from real TypeScript, JavaScript, Go and Rust package code (60 + 40 per
+language; bench/quality/lang_tasks.py, the packages pinned in languages.toml and downloaded
+once into .tools/eval-data/). Prints the tables, writes bench/out/quality.json (with per-task
+records) and bench/QUALITY.md (the Python section and the languages section).
 With --model-path the outputs are named after the model (quality-<stem>.json,
 QUALITY-<stem>.md) so the default model's baseline stays; --limit runs write no markdown
 unless --md is given.
@@ -16,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import data, scoring
+from . import data, lang_sources, lang_summary, scoring
 from .summary import render_markdown, render_table, summarize
 
 BENCH = Path(__file__).resolve().parent.parent
@@ -27,7 +30,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--full", action="store_true", help="every task of every set (8,488 tasks x 2 placements: ~20 h on 2 cores)")
     p.add_argument("--limit", type=int, default=None, help="at most N tasks per set (a quick check)")
-    p.add_argument("--sets", default=",".join(data.SETS), help="comma-separated: " + ", ".join(data.SETS))
+    p.add_argument("--sets", default=",".join(data.SETS),
+                   help="comma-separated Python sets: " + ", ".join(data.SETS) + " (none: only --languages)")
+    p.add_argument("--languages", default=",".join(lang_sources.LANGUAGES),
+                   help="comma-separated: " + ", ".join(lang_sources.LANGUAGES) + " (ts, js, rs also; none: only "
+                        "the Python sets); line and block tasks from real package code, --full: ten times the sample")
     p.add_argument("--placements", default=",".join(data.PLACEMENTS), help="comma-separated: " + ", ".join(data.PLACEMENTS))
     p.add_argument("--model-path", default=None, help="a GGUF model (default: the packaged Qwen2.5-Coder-0.5B-Instruct)")
     p.add_argument("--seed", type=int, default=data.SAMPLE_SEED, help="sample seed")
@@ -76,6 +83,34 @@ PEERS = ("copilot",)
 NETNS_ENV = "KESTREL_QUALITY_NETNS"
 
 
+def parse_languages(given: str) -> tuple[str, ...]:
+    """`--languages`: names or aliases (ts, js, rs), `none` or empty for none."""
+    out: list[str] = []
+    for name in (x.strip().lower() for x in given.split(",")):
+        if not name or name == "none":
+            continue
+        name = lang_sources.ALIASES.get(name, name)
+        if name not in lang_sources.LANGUAGES:
+            raise ValueError(name)
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def write_sections(md: Path, python: str | None, languages: str | None) -> None:
+    """Replace the Python section (the file's start) and/or the languages section (from its marker)
+    of QUALITY.md; keep the other and the edit section (from bench.edit_quality's marker on)."""
+    from bench.edit_quality.summary import MARKER as EDIT_MARKER
+
+    text = md.read_text(encoding="utf-8") if md.exists() else ""
+    edit = text[text.index(EDIT_MARKER):] if EDIT_MARKER in text else ""
+    head = text[: len(text) - len(edit)]
+    old_lang = head[head.index(lang_summary.MARKER):] if lang_summary.MARKER in head else ""
+    old_python = head[: len(head) - len(old_lang)]
+    parts = [python if python is not None else old_python, languages if languages is not None else old_lang, edit]
+    md.write_text("\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n", encoding="utf-8")
+
+
 def _reexec_in_netns(argv: list[str] | None) -> int | None:
     """Run this same command again inside a loopback-only network namespace (llama.cpp, Kestrel,
     the stand-in and Copilot's LS all in it): the exit code, or None when `unshare -rn` is not
@@ -103,6 +138,13 @@ def main(argv: list[str] | None = None) -> int:
         if s not in PEERS:
             print(f"unknown peer {s!r}: choose from {', '.join(PEERS)}", file=sys.stderr)
             return 2
+    try:
+        languages = parse_languages(args.languages)
+    except ValueError as exc:
+        print(f"unknown language {exc}: choose from {', '.join(lang_sources.LANGUAGES)}", file=sys.stderr)
+        return 2
+    if languages and not args.report_only:
+        lang_sources.ensure_all(languages)  # downloads: before the network namespace below
     if peers and not args.report_only:
         from .copilot import available
 
@@ -117,9 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.report_only:
         doc = json.loads(out.read_text())
         doc.update(summarize(doc["records"], tuple(doc["config"]["placements"])))  # today's summary code
+        if doc.get("languages"):
+            doc["languages"].update(lang_summary.summarize(doc["languages"]["records"]))
         out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     else:
-        sets = tuple(s.strip() for s in args.sets.split(",") if s.strip())
+        sets = tuple(s.strip() for s in args.sets.split(",") if s.strip() and s.strip() != "none")
         placements = tuple(s.strip() for s in args.placements.split(",") if s.strip())
         for s in sets:
             if s not in data.SETS:
@@ -136,24 +180,35 @@ def main(argv: list[str] | None = None) -> int:
             sizes=None if args.full else data.DEFAULT_SAMPLE, model_path=args.model_path, logs=out.parent,
             sets=sets, placements=placements, limit=args.limit, seed=args.seed, timeout=args.timeout,
             label="full" if args.full else "sample", kestrel_src=args.kestrel_src, peers=peers,
+            languages=languages, lang_full=args.full,
         ))
         bad = {k: v for k, v in doc["counts"].items() if v != data.EXPECTED_COUNTS[k]}
         if bad:
             print(f"warning: derived set sizes {bad} differ from {data.EXPECTED_COUNTS}", file=sys.stderr)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-    print(render_table(doc))
-    t = doc["paired_totals"]
-    print(f"\npaired: kestrel-only passes {t['kestrel_only']}, raw-only passes {t['raw_only']} "
-          f"of {t['pairs']} (task, cursor) pairs; {doc['model']}; {doc['wall_seconds']:.0f} s")
-    for peer, pt in (t.get("peers") or {}).items():
-        print(f"paired: {peer}-only passes {pt[peer + '_only']}, raw-only passes {pt['raw_only']} "
-              f"of {pt['pairs']} (task, cursor) pairs")
-    print(f"wrote {out}" + (f" and {md}" if md else ""))
+    has_python = bool(doc["records"])
+    if has_python:
+        print(render_table(doc))
+        t = doc["paired_totals"]
+        print(f"\npaired: kestrel-only passes {t['kestrel_only']}, raw-only passes {t['raw_only']} "
+              f"of {t['pairs']} (task, cursor) pairs")
+        for peer, pt in (t.get("peers") or {}).items():
+            print(f"paired: {peer}-only passes {pt[peer + '_only']}, raw-only passes {pt['raw_only']} "
+                  f"of {pt['pairs']} (task, cursor) pairs")
+    lang = doc.get("languages")
+    if lang:
+        print(("\n" if has_python else "") + lang_summary.render_table(lang))
+        for pair, m in lang["totals"].items():
+            print(f"paired {pair.replace('-', ' - ')} over {m['exact']['n']} tasks: exact {m['exact']['margin']:+.3f}, "
+                  f"useful {m['useful']['margin']:+.3f}, noise {m['noise']['margin']:+.3f}, "
+                  f"edit sim {m['edit_sim']['margin']:+.3f}")
+    print(f"{doc['model']}; {doc['wall_seconds']:.0f} s; wrote {out}" + (f" and {md}" if md else ""))
     if md:
         command = ("make eval" + (" FULL=1" if doc["config"]["full"] else "") + (f" MODEL={doc['model_path']}" if stem else "")
                    + (f" PEERS={','.join(doc['config']['peers'])}" if doc["config"].get("peers") else ""))
-        md.write_text(render_markdown(doc, command))
+        write_sections(md, render_markdown(doc, command) if has_python else None,
+                       lang_summary.render_markdown(doc, command) if lang else None)
     return 0
 
 

@@ -104,15 +104,22 @@ class CopilotSession:
         await self.server.start()
         (self.server.workspace / "tasks").mkdir(parents=True, exist_ok=True)
 
-    async def complete(self, name: str, prefix: str, suffix: str) -> LspAnswer:
+    async def complete(self, name: str, prefix: str, suffix: str, language: str = "python",
+                       filename: str | None = None) -> LspAnswer:
         suffix = open_line(prefix, suffix)
         document = prefix + suffix
         cursor = len(prefix)
         client = self.server.client
-        path = self.server.workspace / "tasks" / f"{name}.py"
+        path = self.server.workspace / "tasks" / (filename or f"{name}.py")
         path.write_text(document, encoding="utf-8")
         uri = path.as_uri()
-        client.open(uri, document)  # didOpen + didFocus (version 1)
+        if language == "python":
+            client.open(uri, document)  # didOpen + didFocus (version 1)
+        else:  # the same with the file's languageId
+            client.version = 1
+            client.text_document_did_open(types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id=language, version=1, text=document)))
+            client.protocol.notify("textDocument/didFocus", {"textDocument": {"uri": uri}})
         pos = position_of(document, cursor)
         error = None
         t0 = time.perf_counter()

@@ -2,7 +2,8 @@
 
 One server process per run (env: KESTREL_PROVIDER=fim, KESTREL_BASE_URL=<llama.cpp>/v1,
 KESTREL_MODEL=<model name>, KESTREL_LOCAL=0), a temporary workspace folder as rootUri, and
-per task: write + didOpen `tasks/<entry_point>.py`, inlineCompletion at the cursor (Automatic
+per task: write + didOpen `tasks/<entry_point>.py` (languageId python; the TypeScript / JavaScript /
+Go / Rust tasks: `tasks/<the real file's name>` with their languageId), inlineCompletion at the cursor (Automatic
 trigger), take the first item, apply its insertText over its range (which may replace text),
 didClose. Latency is request -> response.
 
@@ -22,8 +23,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from bench.lsp_client import (KestrelClient, clean_env, inline_params, offset_of, position_of, server_command,
-                              stop_server, wait_ready)
+from bench.lsp_client import (KestrelClient, clean_env, inline_params, offset_of, open_doc, position_of,
+                              server_command, stop_server, wait_ready)
 
 __all__ = ["KestrelSession", "LspAnswer", "apply_item", "offset_of", "position_of"]
 log = logging.getLogger(__name__)
@@ -91,17 +92,20 @@ class KestrelSession:
         if not await wait_ready(self.client, 60.0, connected=False, strict=False):
             log.warning("kestrel-lsp did not report ready in %.0f s; continuing", 60.0)
 
-    def _open(self, name: str, document: str) -> Path:
-        """Write `tasks/<name>.py` into the workspace and didOpen it (version 1)."""
-        path = self.workspace / "tasks" / f"{name}.py"
+    def _open(self, name: str, document: str, language: str = "python", filename: str | None = None) -> Path:
+        """Write `tasks/<name>.py` (or `tasks/<filename>`) into the workspace and didOpen it
+        (version 1) with `language` as its languageId."""
+        path = self.workspace / "tasks" / (filename or f"{name}.py")
         path.write_text(document, encoding="utf-8")
-        self.client.open(document, path.as_uri())
+        self.client.version = 1
+        open_doc(self.client, path.as_uri(), document, language)
         return path
 
-    async def complete(self, name: str, prefix: str, suffix: str) -> LspAnswer:
+    async def complete(self, name: str, prefix: str, suffix: str, language: str = "python",
+                       filename: str | None = None) -> LspAnswer:
         document = prefix + suffix
         cursor = len(prefix)
-        path = self._open(name, document)
+        path = self._open(name, document, language, filename)
         uri = path.as_uri()
         pos = position_of(document, cursor)
         params = inline_params(uri, pos.line, pos.character)

@@ -15,6 +15,10 @@ from .lsp import KestrelSession
 from .summary import summarize
 
 N_CTX = 4096  # the whole HumanEval prompt + solution fits; Kestrel windows its own prompt anyway
+# With the Copilot peer on real files (the language sets): Copilot budgets its own prompt for a larger
+# window (up to ~8k of its tokens, most of it suffix) and llama.cpp refuses a longer prompt than
+# n_ctx, so the server gets room for it. A prompt that fits is answered the same either way.
+N_CTX_COPILOT_LANGUAGES = 16384
 
 
 def _say(msg: str) -> None:
@@ -68,15 +72,17 @@ async def evaluate(
     kestrel_src: str | None = None,
     peers: tuple[str, ...] = (),
     progress: Callable[[str], None] = _say,
+    lang: dict[str, dict[str, list[Any]]] | None = None,
 ) -> dict[str, Any]:
-    """Run every task at every placement through raw, Kestrel and the `peers` ("copilot");
-    return the records."""
+    """Run every task at every placement through raw, Kestrel and the `peers` ("copilot"), then
+    the TypeScript / JavaScript / Go / Rust tasks in `lang` (lang_runner); return the records."""
     from kestrel.local.runtime import LocalModelServer
 
     model = resolve(model_path)
     name = model.name
     fim_template = None if "qwen" in name.lower() else "qwen"  # raw uses Qwen's FIM tokens: keep both equal
-    server = LocalModelServer(model, n_ctx=N_CTX, require_key=False)  # raw clients and other commits' Kestrel connect keyless
+    n_ctx = N_CTX_COPILOT_LANGUAGES if lang and "copilot" in peers else N_CTX
+    server = LocalModelServer(model, n_ctx=n_ctx, require_key=False)  # raw clients and other commits' Kestrel connect keyless
     t_start = time.perf_counter()
     progress(f"quality: starting llama.cpp with {model.path} ...")
     await server.start()
@@ -136,6 +142,14 @@ async def evaluate(
                         el = time.perf_counter() - t_loop
                         progress(f"quality: {done}/{total} ({set_name}) {el:.0f}s elapsed, "
                                  f"~{el / done * (total - done):.0f}s left")
+        lang_records: list[dict[str, Any]] = []
+        lang_seconds = 0.0
+        if lang:
+            from . import lang_runner
+
+            t_lang = time.perf_counter()
+            lang_records = await lang_runner.evaluate(lang, systems, rawc, {"kestrel": kest, **sessions}, progress)
+            lang_seconds = time.perf_counter() - t_lang
         upstream = {n: s.upstream_stats() for n, s in sessions.items()}
     finally:
         for session in sessions.values():
@@ -151,6 +165,9 @@ async def evaluate(
         "model_path": str(model.path),
         "model_source": model.source,
         "records": records,
+        "lang_records": lang_records,
+        "n_ctx": n_ctx,
+        "lang_seconds": round(lang_seconds, 1),
         "score_runs": scorer.runs,
         "wall_seconds": round(time.perf_counter() - t_start, 1),
         **({"peers_upstream": upstream} if sessions else {}),
@@ -213,12 +230,21 @@ async def run(
     label: str = "sample",
     kestrel_src: str | None = None,
     peers: tuple[str, ...] = (),
+    languages: tuple[str, ...] = (),
+    lang_full: bool = False,
 ) -> dict[str, Any]:
-    """Plan, evaluate, summarize. The result has `records` (per task) next to the summary."""
+    """Plan, evaluate, summarize. The result has `records` (per task) next to the summary, and
+    with `languages` a `languages` part (its own summary and records)."""
     tasks, counts = plan_tasks(sizes, sets, limit, seed)
+    lang, lang_counts = {}, {}
+    if languages:
+        from . import lang_sources, lang_tasks
+
+        lang, lang_counts = lang_tasks.plan(languages, lang_tasks.FULL_SAMPLE if lang_full else lang_tasks.DEFAULT_SAMPLE,
+                                            lang_sources.packages(languages), limit)
     source = kestrel_source(kestrel_src)  # before the run: the code the server process loads
     out = await evaluate(tasks, model_path=model_path, logs=logs, placements=placements, timeout=timeout,
-                         kestrel_src=kestrel_src, peers=peers)
+                         kestrel_src=kestrel_src, peers=peers, lang=lang)
     doc = {
         "run": label,
         "model": out["model"],
@@ -233,7 +259,7 @@ async def run(
                          "random-span": raw.MULTI_LINE_CAP},
             "raw_stop": raw.MODEL_STOPS,
             "timeout_s": timeout,
-            "n_ctx": N_CTX,
+            "n_ctx": out["n_ctx"],
             "temperature": 0,
             "kestrel": source,
             **({"peers": list(peers)} if peers else {}),
@@ -246,4 +272,30 @@ async def run(
         **summarize(out["records"], placements),
         "records": out["records"],
     }
+    if languages:
+        doc["languages"] = languages_doc(languages, lang, lang_counts, out["lang_records"], lang_full, limit)
+        doc["languages"]["wall_seconds"] = out["lang_seconds"]
     return doc
+
+
+def languages_doc(languages: tuple[str, ...], lang: dict[str, Any], counts: dict[str, Any],
+                  records: list[dict[str, Any]], full: bool, limit: int | None) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    from . import lang_sources, lang_summary, lang_tasks
+
+    sizes = lang_tasks.FULL_SAMPLE if full else lang_tasks.DEFAULT_SAMPLE
+    return {
+        "languages": list(languages),
+        "config": {"sample": sizes, "full": full, "limit": limit, "seed": lang_tasks.SAMPLE_SEED,
+                   "asked": {lg: {k: len(v) for k, v in sets.items()} for lg, sets in lang.items()},
+                   "raw_caps": {"line": raw.SINGLE_LINE_CAP, "block": raw.MULTI_LINE_CAP},
+                   "raw_window": {"prefix_tokens": lang_tasks.RAW_PREFIX_TOKENS,
+                                  "suffix_tokens": lang_tasks.RAW_SUFFIX_TOKENS},
+                   "useful": lang_summary.lang_scoring.USEFUL, "noise": lang_summary.lang_scoring.NOISE},
+        "packages": [{k: v for k, v in asdict(p).items() if k not in ("notes", "include", "exclude")}
+                     for p in lang_sources.packages(languages)],
+        "counts": counts,
+        **lang_summary.summarize(records),
+        "records": records,
+    }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from bench.quality.summary import percentile
+from bench.quality.summary import percentile, text_table
 
 from .paired import paired_margin
 
@@ -121,10 +121,7 @@ def margin_lines(doc: dict[str, Any]) -> list[str]:
 
 
 def render_table(doc: dict[str, Any]) -> str:
-    rows = [HEADER] + rows_of(doc)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = text_table([HEADER] + rows_of(doc))
     return "\n".join(lines + ["", "Kestrel minus raw (95% interval, McNemar exact p; +only Kestrel / -only raw):"]
                      + margin_lines(doc))
 

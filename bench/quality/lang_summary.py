@@ -11,7 +11,7 @@ from bench.edit_quality.paired import paired_margin
 
 from . import lang_scoring
 from .lang_tasks import CURSORS, SETS
-from .summary import PEERS, _code, _ms, _pct, percentile
+from .summary import PEERS, _code, _ms, _pct, percentile, text_table
 
 MARKER = "<!-- completion-languages: written by python -m bench.quality -->"
 LANGUAGE_NAMES = {"typescript": "TypeScript", "javascript": "JavaScript", "go": "Go", "rust": "Rust"}
@@ -169,11 +169,7 @@ def table_rows(lang: dict[str, Any]) -> list[list[str]]:
 
 
 def render_table(lang: dict[str, Any]) -> str:
-    rows = [HEADER] + table_rows(lang)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return "\n".join(text_table([HEADER] + table_rows(lang)))
 
 
 def _pts(m: dict[str, Any], scale: float = 100.0, unit: str = " pts") -> str:

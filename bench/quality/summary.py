@@ -183,12 +183,16 @@ def header(doc: dict[str, Any]) -> list[str]:
     return HEADER_PEERS if doc_peers(doc) else HEADER
 
 
-def render_table(doc: dict[str, Any]) -> str:
-    rows = [header(doc)] + table_rows(doc)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+def text_table(rows: list[list[str]]) -> list[str]:
+    """Rows (the first is the header) as aligned plain-text lines, a rule under the header."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return lines
+
+
+def render_table(doc: dict[str, Any]) -> str:
+    return "\n".join(text_table([header(doc)] + table_rows(doc)))
 
 
 def _code(text: str) -> str:

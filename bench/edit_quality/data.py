@@ -15,7 +15,7 @@ import random
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from bench.quality import scoring
 from bench.quality.data import load_problems
@@ -154,3 +154,19 @@ def counts(tasks: dict[str, list[EditTask]]) -> dict[str, int]:
         for t in fam_tasks:
             c[t.kind] = c.get(t.kind, 0) + 1
     return c
+
+
+def build_families(build: Callable[[Any], tuple[str, list[EditTask] | str]],
+                   keys: Iterable[Any]) -> tuple[dict[str, list[EditTask]], dict[str, str]]:
+    """Runs `build` over `keys` (two at a time: each runs tests) into ({family: tasks}, {skipped: why});
+    `build` answers (key, its tasks) or (key, why it has none)."""
+    out: dict[str, list[EditTask]] = {family: [] for family in FAMILIES}
+    skipped: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for key, made in pool.map(build, keys):
+            if isinstance(made, str):
+                skipped[key] = made
+            else:
+                for t in made:
+                    out[t.family].append(t)
+    return out, skipped

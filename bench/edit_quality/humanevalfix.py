@@ -12,7 +12,6 @@ file something the correct one does not have. The check is the problem's own `ch
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -60,16 +59,9 @@ def _build(row: dict[str, Any]) -> tuple[str, list[Any] | str]:
 
 def all_tasks() -> tuple[dict[str, list[Any]], dict[str, str]]:
     """({family: tasks}, {skipped task: why})."""
-    out: dict[str, list[Any]] = {"quick-fix": [], "inline-edit": []}
-    skipped: dict[str, str] = {}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for task_id, made in pool.map(_build, rows()):
-            if isinstance(made, str):
-                skipped[task_id] = made
-            else:
-                for t in made:
-                    out[t.family].append(t)
-    return out, skipped
+    from .data import build_families
+
+    return build_families(_build, rows())
 
 
 def sample(tasks: list[Any], n: int | None, seed: int = SAMPLE_SEED) -> list[Any]:

@@ -185,15 +185,6 @@ def _build(name: str) -> tuple[str, list[Any] | str]:
 
 def all_tasks(names: list[str] | None = None) -> tuple[dict[str, list[Any]], dict[str, str]]:
     """({family: tasks}, {skipped program: why})."""
-    from concurrent.futures import ThreadPoolExecutor
+    from .data import build_families
 
-    out: dict[str, list[Any]] = {"quick-fix": [], "inline-edit": []}
-    skipped: dict[str, str] = {}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for name, made in pool.map(_build, names or programs()):
-            if isinstance(made, str):
-                skipped[name] = made
-            else:
-                for t in made:
-                    out[t.family].append(t)
-    return out, skipped
+    return build_families(_build, names or programs())

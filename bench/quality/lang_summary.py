@@ -11,7 +11,7 @@ from bench.edit_quality.paired import paired_margin
 
 from . import lang_scoring
 from .lang_tasks import CURSORS, SETS
-from .summary import PEERS, _code, _ms, _pct, percentile, text_table
+from .summary import PEERS, _code, _ms, _pct, percentile, spread_pick, text_table
 
 MARKER = "<!-- completion-languages: written by python -m bench.quality -->"
 LANGUAGE_NAMES = {"typescript": "TypeScript", "javascript": "JavaScript", "go": "Go", "rust": "Rust"}
@@ -98,15 +98,7 @@ def _example(rec: dict[str, Any], systems: tuple[str, ...]) -> dict[str, Any]:
 def _pick(recs: list[dict[str, Any]], systems: tuple[str, ...], n: int = 3) -> list[dict[str, Any]]:
     """Up to n short examples from as many languages as possible (deterministic)."""
     ordered = sorted(recs, key=lambda r: (len(r["expected"]) + sum(len(r[s]["text"]) for s in systems), r["task_id"]))
-    picked: list[dict[str, Any]] = []
-    for new_language in (True, False):
-        for r in ordered:
-            if len(picked) >= n:
-                break
-            if r in picked or (new_language and any(p["language"] == r["language"] for p in picked)):
-                continue
-            picked.append(r)
-    return [_example(r, systems) for r in picked]
+    return [_example(r, systems) for r in spread_pick(ordered, "language", n)]
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:

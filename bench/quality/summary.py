@@ -81,19 +81,24 @@ def _example(rec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def spread_pick(ordered: list[dict[str, Any]], group: str, n: int = 3) -> list[dict[str, Any]]:
+    """The first n of `ordered`, from as many different `group` values as possible."""
+    picked: list[dict[str, Any]] = []
+    for want_new_group in (True, False):
+        for r in ordered:
+            if len(picked) >= n:
+                break
+            if r in picked or (want_new_group and any(p[group] == r[group] for p in picked)):
+                continue
+            picked.append(r)
+    return picked
+
+
 def _pick(recs: list[dict[str, Any]], n: int = 3) -> list[dict[str, Any]]:
     """Up to n short examples, from as many different sets as possible (deterministic)."""
     ordered = sorted(recs, key=lambda r: (len(r["expected"]) + len(r["raw"]["text"]) + len(r["kestrel"]["text"]),
                                           r["task_id"], r["placement"]))
-    picked: list[dict[str, Any]] = []
-    for want_new_set in (True, False):
-        for r in ordered:
-            if len(picked) >= n:
-                break
-            if r in picked or (want_new_set and any(p["set"] == r["set"] for p in picked)):
-                continue
-            picked.append(r)
-    return [_example(r) for r in picked]
+    return [_example(r) for r in spread_pick(ordered, "set", n)]
 
 
 def summarize(records: list[dict[str, Any]], placements: tuple[str, ...] = PLACEMENTS) -> dict[str, Any]:

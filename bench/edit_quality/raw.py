@@ -1,14 +1,17 @@
 """raw: the same model asked in a chat, as a user would ask it, with the same facts Kestrel's own
 prompts carry (see PROMPTS.md): the file (so its imports), the diagnostic as the editor reports
-it (quick fix) or the instruction with the failing test as pasted (inline edit), and Kestrel's
-sentence about a needed import. Greedy, one answer, one request.
+it (quick fix), the instruction with the failing test as pasted (inline edit) or the benchmark's
+instruction (instructed edit), and Kestrel's sentence about a needed import. Greedy, one answer,
+one request.
 
 The answer is applied the way a user applies a chat answer: from its first Python code block,
 the definitions (functions, classes) replace the file's ones of the same name in place, new ones
-go just above the target function, import lines the file lacks go to its import block; anything
-else in the block (asserts and example calls echoed from the question, prints, a `__main__`
-block) is left out. A block that does not parse is applied only if it holds the function: from
-its `def` line to the end of that function's indentation."""
+go just above the target function (instructed edits: below the target's last definition; and
+when the answer has none of the target's names, a rename, in the target's place), import lines
+the file lacks go to its import block; anything else in the block (asserts and example calls
+echoed from the question, prints, a `__main__` block) is left out. A block that does not parse is
+applied only if it holds the function: from its `def` line to the end of that function's
+indentation."""
 
 from __future__ import annotations
 
@@ -22,6 +25,9 @@ from .data import EditTask
 
 SYSTEM = ("You are an expert Python programmer. You fix the problem in the code, changing as little as possible. "
           "If the fix needs a new import, put the import line first in your code block.")
+# Instructed edits (CanItEdit) are not repairs: the same sentences, about the change asked for.
+SYSTEM_INSTRUCTED = ("You are an expert Python programmer. You change the code as the user asks, changing nothing else. "
+                     "If the change needs a new import, put the import line first in your code block.")
 MAX_TOKENS = 1024
 _BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.S)
 _IMPORT = re.compile(r"^(import\s+\w|from\s+[\w.]+\s+import\s)")
@@ -31,6 +37,24 @@ def path_of(task: EditTask) -> str:
     return f"{task.entry_point}.py"
 
 
+def target_names(task: EditTask) -> list[str]:
+    """The top-level functions and classes the target overlaps (the entry point when the file does not parse)."""
+    first, last = task.target
+    names = [name for name, (lo, hi) in _top_level_spans(task.broken).items() if lo <= last and hi >= first]
+    return names or [task.entry_point]
+
+
+def _asked_for(task: EditTask) -> str:
+    """What the reply is asked to hold: the target's function, or (an instructed edit) its definitions."""
+    if not task.request:
+        return f"the corrected function `{task.entry_point}`"
+    names = target_names(task)
+    if len(names) > 1:
+        return "the changed " + ", ".join(f"`{n}`" for n in names[:-1]) + f" and `{names[-1]}`"
+    kinds = _top_level_kinds(task.broken)
+    return f"the changed {kinds.get(names[0], 'function')} `{names[0]}`"
+
+
 def messages(task: EditTask) -> list[dict[str, str]]:
     if task.diagnostic is not None:
         d = task.diagnostic
@@ -38,9 +62,8 @@ def messages(task: EditTask) -> list[dict[str, str]]:
                    f"{d['message']}\n\nFix this.")
     else:
         problem = task.instruction
-    user = (f"```python\n{task.broken}\n```\n{problem}\n\nReply with the corrected function `{task.entry_point}` "
-            "in a code block.")
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+    user = f"```python\n{task.broken}\n```\n{problem}\n\nReply with {_asked_for(task)} in a code block."
+    return [{"role": "system", "content": SYSTEM_INSTRUCTED if task.request else SYSTEM}, {"role": "user", "content": user}]
 
 
 def code_block(answer: str) -> str | None:
@@ -83,13 +106,21 @@ def _function_by_indentation(code: str, name: str) -> tuple[list[str], list[tupl
     return imports, [(name, "\n".join(body))]
 
 
-def _top_level_spans(document: str) -> dict[str, tuple[int, int]]:
+def _top_level_defs(document: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
     try:
         tree = ast.parse(document)
     except SyntaxError:
-        return {}
+        return []
+    return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+def _top_level_spans(document: str) -> dict[str, tuple[int, int]]:
     return {n.name: (min([n.lineno] + [d.lineno for d in n.decorator_list]) - 1, n.end_lineno - 1)
-            for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+            for n in _top_level_defs(document)}
+
+
+def _top_level_kinds(document: str) -> dict[str, str]:
+    return {n.name: "class" if isinstance(n, ast.ClassDef) else "function" for n in _top_level_defs(document)}
 
 
 def apply_answer(task: EditTask, code: str) -> tuple[str, str | None]:
@@ -98,23 +129,32 @@ def apply_answer(task: EditTask, code: str) -> tuple[str, str | None]:
     if found is None:
         found = _function_by_indentation(code, task.entry_point)
     imports, defs = found
-    if not any(name == task.entry_point for name, _ in defs):
+    wanted = target_names(task)
+    # An instructed edit may rename or replace what it is about: then the answer's definitions take its place.
+    renamed = not any(name in wanted for name, _ in defs)
+    if renamed and not (task.request and defs):
         return task.broken, f"the answer has no function `{task.entry_point}`"
     lines = task.broken.split("\n")
     spans = _top_level_spans(task.broken)
-    first, last = task.target
-    spans[task.entry_point] = (first, last)  # the target as the harness knows it (the buggy file may not parse)
-    replaced: list[tuple[int, int, list[str]]] = []
-    helpers: list[str] = []
+    spans.setdefault(task.entry_point, task.target)  # the target as the harness knows it (the buggy file may not parse)
+    ours = [spans[n] for n in wanted if n in spans] or [spans[task.entry_point]]
+    ops: list[tuple[int, int, list[str]]] = []  # (first line, last line, new lines); last < first: an insertion
+    added: list[str] = []
     for name, src in defs:
         if name in spans:
-            lo, hi = spans[name]
-            replaced.append((lo, hi, src.split("\n")))
+            ops.append((*spans[name], src.split("\n")))
+        elif task.request:
+            added += ["", ""] + src.split("\n")
         else:
-            helpers += src.split("\n") + ["", ""]
-    for lo, hi, new in sorted(replaced, reverse=True):
-        if lo == first and helpers:
-            new = helpers + new
+            added += src.split("\n") + ["", ""]
+    if renamed and not added:
+        return task.broken, f"the answer has no function `{task.entry_point}`"
+    if renamed:  # the answer's new definitions in place of the target's
+        ops.append((min(lo for lo, _ in ours), max(hi for _, hi in ours), added[2:]))
+    elif added:  # a fix's helpers go above its function; an instructed edit's new code after the code it is about
+        at = max(hi for _, hi in ours) + 1 if task.request else spans[task.entry_point][0]
+        ops.append((at, at - 1, added))
+    for lo, hi, new in sorted(ops, key=lambda op: (op[0], op[1] >= op[0]), reverse=True):
         lines[lo : hi + 1] = new
     document = "\n".join(lines)
     have = set(document.split("\n"))

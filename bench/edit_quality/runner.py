@@ -73,7 +73,7 @@ async def run(tasks: list[EditTask], *, model_path: str | None, logs: Path, coun
             order = SYSTEMS if k % 2 == 0 else tuple(reversed(SYSTEMS))  # neither goes first every time
             rec: dict[str, Any] = {"set": task.set, "family": task.family, "kind": task.kind, "task_id": task.task_id,
                                    "note": task.note, "first": order[0],
-                                   "problem": task.diagnostic["message"] if task.diagnostic else task.failing}
+                                   "problem": task.diagnostic["message"] if task.diagnostic else (task.failing or task.instruction)}
             for system in order:
                 rec[system] = await _one(task, system, rawc, kest, scorer)
             records.append(rec)

@@ -1,7 +1,8 @@
 """What an applied edit did, judged by the task's tests and by where it changed the file.
 
 - fixed: every counted test passes (synthetic and HumanEvalFix: the HumanEval check; QuixBugs:
-  the program's tests that pass with the correct function).
+  the program's tests that pass with the correct function; CanItEdit: the program's tests, i.e. the
+  instructed change is made).
 - harm: a counted test that passed on the broken file fails after the edit, or the edit changed
   code outside its target (the function). Adding import lines, or a new top-level function or
   class (a helper the fix brings), is not "outside": a user applying a fix expects those.
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 from bench.quality import scoring
 
-from . import lint, quixbugs
+from . import canitedit, lint, quixbugs
 from .data import EditTask
 
 
@@ -76,8 +77,8 @@ def touched_outside(task: EditTask, after: str) -> bool:
 
     for i1, i2, old, new, j1 in runs:
         outside_old = [x for k, x in enumerate(old, i1) if not first <= k <= last]
-        if i1 == i2:  # an insertion before old line i1
-            within = first < i1 <= last + 1 and all(not x.strip() or x[:1].isspace() for x in new)
+        if i1 == i2:  # an insertion before old line i1: inside the target, or indented right after it
+            within = first < i1 <= last or (i1 == last + 1 and all(not x.strip() or x[:1].isspace() for x in new))
             if within or harmless(new, j1):
                 continue
             return True
@@ -117,6 +118,10 @@ class EditScorer:
                 text = run.texts.get(missing[0], "")
                 err = next((ln[4:].strip() for ln in text.split("\n") if ln.startswith("E   ")), "did not run")
                 result = f"failed: {len(missing)} of {len(task.counted)} tests, {missing[0]}: {err[:150]}"
+        elif task.set == "canitedit":  # the program's own tests after the file
+            outcome = await canitedit.run_async(document, task.check_code)
+            passed = frozenset({"check"}) if outcome.passed else frozenset()
+            result = outcome.result
         else:  # HumanEval-style: the problem's check function after the file
             source = f"{document}\n\n{task.check_code}\ncheck({task.entry_point})\n"
             outcome = await scoring.run_async(source, self.timeout)

@@ -1,7 +1,8 @@
 """Per set and family: fixed, wrong offers, precision, harm, who made the fixes (a rule or the
 model), latency, and the paired margins with their intervals; the stdout table and the markdown
-section of bench/QUALITY.md, from the per-task records. Real bugs (QuixBugs) come first; the
-synthetic set is reported beside, never as the headline."""
+section of bench/QUALITY.md, from the per-task records. Real bugs (QuixBugs, HumanEvalFix) come
+first, then the instructed edits (CanItEdit); the synthetic set is reported beside, never as the
+headline."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from bench.quality.summary import percentile, text_table
 from .paired import paired_margin
 
 SYSTEMS = ("raw", "kestrel")
-SET_ORDER = ("quixbugs", "humanevalfix", "synthetic")
+SET_ORDER = ("quixbugs", "humanevalfix", "canitedit", "synthetic")
 FAMILY_ORDER = ("quick-fix", "inline-edit")
 SMALL = 30  # a per-kind figure from fewer tasks is flagged
 
@@ -130,13 +131,23 @@ def _short(model: str) -> str:
     return model.replace("qwen2.5-coder-", "").replace("-instruct-q4_k_m", "")
 
 
+def _grouped(skipped: dict[str, str]) -> str:
+    """{task: why} as "why (task, task); why (task)", the most common reason first."""
+    by: dict[str, list[str]] = {}
+    for name, why in skipped.items():
+        by.setdefault(why, []).append(name)
+    return "; ".join(f"{why} ({', '.join(names)})" for why, names in sorted(by.items(), key=lambda kv: -len(kv[1]))) \
+        or "none"
+
+
 def render_markdown(doc: dict[str, Any], command: str, beside: list[dict[str, Any]] | None = None) -> str:
     """The edit section of QUALITY.md: `doc`'s run, and other models' runs (`beside`) in the same tables."""
     docs = [doc] + list(beside or [])
     qb = doc.get("counts", {}).get("quixbugs", {})
     hef = doc.get("counts", {}).get("humanevalfix", {})
+    cie = doc.get("counts", {}).get("canitedit", {})
     runs = "; ".join(f"{d['model']}: {d['wall_seconds']:.0f} s, tasks {d['config']['sizes']}" for d in docs)
-    md = [MARKER, "## Edit quality: real bugs first (QuixBugs, HumanEvalFix), synthetic beside", "",
+    md = [MARKER, "## Edit quality: real bugs first (QuixBugs, HumanEvalFix), then instructed edits (CanItEdit), synthetic beside", "",
           f"`{command}`" + (" and `--model-path` for the larger model" if beside else "") + f": {runs}; "
           f"Kestrel {doc['kestrel'].get('commit') or doc['kestrel'].get('source')} "
           f"({doc['config']['label']}). Raw = the same model in a chat with the same facts as Kestrel's prompt "
@@ -154,6 +165,15 @@ def render_markdown(doc: dict[str, Any], command: str, beside: list[dict[str, An
                f"(ruff {', '.join(hef.get('quick_fix_codes') or []) or '–'} on the buggy file only); skipped: "
                f"{hef.get('skipped') or 'none'}. Same problems as the synthetic set, so a model may recall the "
                "canonical solutions: that helps both systems alike.", ""]
+    if cie:
+        md += [f"CanItEdit (instructed edits that are not repairs: {cie.get('programs')} hand-written programs the "
+               f"benchmark classes as adaptive or perfective, each with a person's instruction and hidden tests): "
+               f"{cie.get('inline-edit', 0)} inline-edit tasks ("
+               + ("lazy and descriptive instructions" if "descriptive" in (cie.get("variants") or [])
+                  else "the lazy instructions; FULL=1 adds the descriptive ones")
+               + "), the selection = every definition the reference "
+               f"edit changes; skipped: {_grouped(cie.get('skipped') or {})}. Here \"fixed\" = the tests pass: the "
+               "change asked for is made.", ""]
     header = (["model"] if beside else []) + HEADER
     md += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for d in docs:
@@ -171,9 +191,10 @@ def render_markdown(doc: dict[str, Any], command: str, beside: list[dict[str, An
                    f"{v['raw']['tasks']}" + (f" (< {SMALL} tasks)" if v["raw"]["tasks"] < SMALL else "")
                    for s, fam, k, v in kinds]
     md += ["", "fixed = the task's tests pass after the edit (QuixBugs: every test that passes with the correct "
-           "function; HumanEvalFix and synthetic: the HumanEval check). wrong offer = an edit was offered and the "
+           "function; HumanEvalFix and synthetic: the HumanEval check; CanItEdit: the program's tests). wrong offer = an edit was offered and the "
            "tests still fail (rate of all tasks); precision = fixed among offered. harm = a test that passed on the "
-           "buggy file fails after the edit, or the edit changed code outside the function (new import lines and "
+           "buggy file fails after the edit, or the edit changed code outside the function (CanItEdit: the selection; "
+           "new import lines and "
            "new helper definitions excepted). made by = what the server reports in the resolved code action / the "
            "edit answer (`madeBy`): `rule:import`, `rule:token`, `rule:similar-name` (no model), `model` (quick-fix "
            "answer), `model:line-scan` (a line re-read by the completion model, see line_scan.py), `model:rewrite`; "

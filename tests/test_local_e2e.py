@@ -53,3 +53,44 @@ async def test_no_configuration_completes_and_chats_with_the_local_model(tmp_pat
         await asyncio.wait_for(complete(client, "file:///work/two.py", 1, 4), 180)
         assert not [m.message for m in client.messages[errors_before:] if "cannot reach" in m.message]
     await wait_for(lambda: not model_children(server_pid), 15, "the child to stop with the server")
+
+
+def _gone(pid: int) -> bool:
+    """Exited (a zombie nobody reaped yet counts as exited)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+async def test_the_model_child_dies_with_a_killed_server_even_mid_generation(tmp_path):
+    """kestrel-lsp killed with SIGKILL (an editor crash, the OOM killer) while llama.cpp generates:
+    the child must not run on. With SIGTERM as its parent-death signal it did, for minutes at full
+    CPU: uvicorn's graceful shutdown waits for the request in flight."""
+    from bench.lsp_client import SERVER_CMD, KestrelClient, wait_ready
+
+    assert reason is None, reason
+    client = KestrelClient()
+    await client.spawn(SERVER_CMD, clean_env(KESTREL_LOCAL="1", KESTREL_CACHE_DIR=str(tmp_path)))
+    try:
+        await client.initialize({})
+        await wait_ready(client, 180)
+        server_pid = client.proc.pid
+        await wait_for(lambda: model_children(server_pid), 30, "the model child")
+        (child,) = model_children(server_pid)
+        # A long question: llama.cpp spends seconds on its prompt, and a prompt being read does not
+        # notice that the reader is gone (a streaming answer does, at its next token).
+        question = "Explain what this code does:\n" + "".join(f"value_{i} = compute(value_{i - 1}, {i})\n"
+                                                               for i in range(1, 90))
+        asyncio.ensure_future(client.request("kestrel/chat", {"prompt": question}))
+        # generating: the child's CPU time grows
+        ticks = lambda: int(Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[11])  # noqa: E731
+        start = ticks()
+        await wait_for(lambda: ticks() > start + 100, 60, "the child to generate")  # > 1 s of CPU
+        os.kill(server_pid, 9)
+        await wait_for(lambda: _gone(child), 5, "the model child to die with the killed server")
+    finally:
+        if client.proc.returncode is None:
+            client.proc.kill()
+        await client.proc.wait()
+        await client.close()

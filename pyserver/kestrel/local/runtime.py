@@ -46,12 +46,21 @@ def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str
     return {k: v for k, v in env.items() if k in _INHERITED or k.startswith("LC_")}
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
+def _die_with_parent(parent: int) -> Callable[[], None]:
+    """A preexec_fn: the child is killed when Kestrel dies. SIGKILL, not SIGTERM: on SIGTERM
+    uvicorn waits for the request in flight, and a generation nobody reads then ran on for minutes
+    at full CPU (seen when the eval was killed). A parent already gone before prctl: exit at once."""
+
+    def preexec() -> None:  # runs in the child between fork and exec
+        try:
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
 
 
 class LocalModelServer:
@@ -107,7 +116,7 @@ class LocalModelServer:
             self.port = self._listener.getsockname()[1]
         self.proc = await asyncio.create_subprocess_exec(
             *self.command(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE, preexec_fn=_die_with_parent,
+            stderr=asyncio.subprocess.PIPE, preexec_fn=_die_with_parent(os.getpid()),
             pass_fds=(self._listener.fileno(),), env=child_environment(), cwd=_KESTREL_ROOT,
         )
         self._drain = asyncio.get_running_loop().create_task(self._read_stderr(self.proc))

@@ -46,9 +46,10 @@ bench: setup
 # (bench/peers: Node, npm pack once; the run then goes into an `unshare -rn` namespace).
 # Then edit quality (bench/edit_quality/): real bugs first (QuixBugs' 40 programs, vendored in
 # bench/data/quixbugs, checked by their own tests), then instructed edits that are not repairs
-# (CanItEdit's adaptive and perfective programs, vendored in bench/data/canitedit: the benchmark's own
-# instruction, checked by its tests; ~1 h more), then the synthetic set (quick fixes for ruff
-# diagnostics, inline edits for failing tests on mutated HumanEval solutions); raw chat with the same
+# (CanItEdit's adaptive and perfective programs: the benchmark's own instruction, checked by its tests;
+# ~1 h more; its rows are kept in shared/, see bench/data/canitedit/README.md), then the synthetic
+# set (quick fixes for ruff diagnostics, inline edits for failing tests on mutated HumanEval
+# solutions); raw chat with the same
 # facts vs Kestrel, ~80 min on 2 busy cores; its section is appended to bench/QUALITY.md. ONLY=completions or
 # ONLY=edits runs one of the two; SETS=quixbugs, SETS=canitedit or SETS=synthetic one edit set.
 .PHONY: eval

@@ -1,8 +1,10 @@
 """The instructed-edit set of the edit eval (bench/edit_quality/canitedit.py), without a model: the
-vendored CanItEdit rows load and are the ones the README describes, every kept task fails its tests
-before the edit and passes them after it, the selection holds the whole reference edit, the
-instruction is the benchmark's own, a raw chat answer that renames or adds definitions is applied as
-a user applies it, test runs have a time and a memory limit, and nothing in the server knows the set."""
+CanItEdit rows load and are the ones bench/data/canitedit/README.md describes, every kept task fails
+its tests before the edit and passes them after it, the selection holds the whole reference edit,
+the instruction is the benchmark's own, a raw chat answer that renames or adds definitions is
+applied as a user applies it, test runs have a time and a memory limit, and nothing in the server
+knows the set. The rows are not in this repository (they live in the steering repo's shared/, see
+the README): the tests that need them are skipped, saying why, where they are not."""
 
 from __future__ import annotations
 
@@ -22,11 +24,14 @@ SAMPLE = ("3_hello_world", "6_locked_box", "7_temperature_converter", "8_vector_
 
 @pytest.fixture(scope="module")
 def rows():
+    missing = canitedit.available()
+    if missing:
+        pytest.skip(missing)
     return {r["full_name"]: r for r in canitedit.rows()}
 
 
 @pytest.fixture(scope="module")
-def built():
+def built(rows):
     return canitedit.all_tasks()
 
 
@@ -47,10 +52,21 @@ def test_the_vendored_rows_are_the_ones_the_readme_describes(rows):
     assert len({r["id"] for r in rows.values()}) == 70
     for r in rows.values():
         assert r["before"] != r["after"] and r["tests"] and r["instruction_lazy"] and r["instruction_descriptive"]
-    folder = canitedit.DATA.parent
+    assert hashlib.sha256(canitedit.data_path().read_bytes()).hexdigest() == canitedit.SHA256
+
+
+def test_the_readme_and_licence_say_where_the_rows_come_from_and_what_they_are(monkeypatch, tmp_path):
+    folder = ROOT / "bench" / "data" / "canitedit"
     assert "MIT License" in (folder / "LICENSE").read_text() and "Cassano" in (folder / "LICENSE").read_text()
-    digest = hashlib.sha256(canitedit.DATA.read_bytes()).hexdigest()
-    assert digest in (folder / "README.md").read_text()
+    readme = (folder / "README.md").read_text()
+    assert canitedit.SHA256 in readme and "bea1c6cf1921ce40ff6ac36b52a655b6d6e6e3a8" in readme
+    # another file, or none, where the rows are looked for: the set says why it cannot run
+    wrong = tmp_path / canitedit.FILE
+    wrong.write_text("{}\n")
+    monkeypatch.setenv("KESTREL_CANITEDIT_DATA", str(wrong))
+    assert "is not the expected CanItEdit file" in canitedit.available()
+    monkeypatch.setenv("KESTREL_CANITEDIT_DATA", str(tmp_path / "nothing.jsonl"))
+    assert "are not at" in canitedit.available() and "README" in canitedit.available()
 
 
 def test_every_kept_task_fails_before_and_passes_after(built, rows):
@@ -132,10 +148,12 @@ def test_a_test_run_has_a_time_and_a_memory_limit():
     assert not big.passed and "MemoryError" in big.result
 
 
-def test_no_server_code_knows_the_set(rows):
+def test_no_server_code_knows_the_set():
     """Kestrel must meet these tasks as any user's code: no rule names the set, a task or its instruction."""
-    needles = ["canitedit", "can it edit"] + [r["full_name"].lower() for r in rows.values()]
-    needles += [r["instruction_lazy"][:40].lower() for r in rows.values()]
+    needles = ["canitedit", "can it edit"]
+    if canitedit.available() is None:
+        for r in canitedit.rows():
+            needles += [r["full_name"].lower(), r["instruction_lazy"][:40].lower(), r["instruction_descriptive"][:40].lower()]
     for path in (ROOT / "pyserver").rglob("*"):
         if path.is_file() and path.suffix in (".py", ".json", ".toml", ".txt", ".md"):
             text = path.read_text(encoding="utf-8", errors="replace").lower()

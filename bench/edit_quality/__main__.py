@@ -83,7 +83,11 @@ def main(argv: list[str] | None = None) -> int:
             for fam in data.FAMILIES:
                 if fam in families:
                     tasks += hef[fam][: args.limit] if args.limit is not None else hef[fam]
-        if "canitedit" in sets:
+        missing = canitedit.available() if "canitedit" in sets else None
+        if missing:
+            print(f"edit quality: the CanItEdit set is skipped: {missing}", file=sys.stderr, flush=True)
+            counts["canitedit"] = {"missing": missing}
+        elif "canitedit" in sets:
             print("edit quality: building the CanItEdit tasks (each program's tests on its before and after file) ...",
                   file=sys.stderr, flush=True)
             variants = canitedit.VARIANTS if args.full else ("lazy",)

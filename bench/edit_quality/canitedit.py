@@ -2,7 +2,9 @@
 programs, each with a `before` file, an instruction written by a person, the `after` file and hidden
 tests. The instructed-edit set: edits that are not repairs (the 70 programs the benchmark classes as
 adaptive, a new feature, or perfective, a change to how the code does what it does; its 35 corrective
-ones, bug fixes, are not vendored). Vendored in bench/data/canitedit, see its README.
+ones, bug fixes, are left out). The rows are not in this repository: they come from a fetched public
+snapshot, so they live in the steering repo's shared/ (or a local copy, see `data_path`); where they
+come from, their sha256 and licence: bench/data/canitedit/README.md. Without them the set is skipped.
 
 A program becomes an inline edit:
 - the file is `before`; the instruction is the benchmark's own *lazy* one (as a person types it);
@@ -31,7 +33,11 @@ from typing import Any
 
 from bench.quality import scoring
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "canitedit" / "canitedit_python.jsonl"
+ROOT = Path(__file__).resolve().parent.parent.parent
+FILE = "canitedit_python.jsonl"
+SHA256 = "952639ff313571fec16a6675c4717152c94243a091a9777d5f2001c34a60a9bd"
+PLACES = (ROOT.parent / "shared" / "canitedit" / FILE,  # the steering repo's shared/, beside the checkout
+          ROOT / ".tools" / "eval-data" / "canitedit" / FILE)  # a local copy (not committed)
 TIMEOUT_S = 20.0  # per run of a program's tests; the references need well under 2 s here
 MEMORY_BYTES = 4 << 30  # address space of a test run (numpy maps a lot; a runaway list must not take the machine)
 VARIANTS = ("lazy", "descriptive")
@@ -41,8 +47,36 @@ _LIMITED = ("import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS,
 _DEF_LINE = re.compile(r"\s*(async\s+def|def|class)\b")
 
 
+class MissingData(Exception):
+    """The CanItEdit rows are not on this machine (or not the expected ones); the message says where to put them."""
+
+
+def data_path() -> Path:
+    """The rows' file: $KESTREL_CANITEDIT_DATA, else the first of PLACES that exists; its sha256 must be SHA256."""
+    given = os.environ.get("KESTREL_CANITEDIT_DATA")
+    found = Path(given) if given else next((p for p in PLACES if p.is_file()), None)
+    if found is None or not found.is_file():
+        raise MissingData(f"the CanItEdit rows ({FILE}, sha256 {SHA256[:12]}...) are not at "
+                          f"{given or ' or '.join(str(p) for p in PLACES)}: see bench/data/canitedit/README.md")
+    import hashlib
+
+    digest = hashlib.sha256(found.read_bytes()).hexdigest()
+    if digest != SHA256:
+        raise MissingData(f"{found} is not the expected CanItEdit file (sha256 {digest[:12]}..., expected {SHA256[:12]}...)")
+    return found
+
+
+def available() -> str | None:
+    """None when the rows are here, else why not."""
+    try:
+        data_path()
+    except MissingData as exc:
+        return str(exc)
+    return None
+
+
 def rows() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in data_path().read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def program(document: str, tests: str) -> str:

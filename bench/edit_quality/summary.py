@@ -165,7 +165,9 @@ def render_markdown(doc: dict[str, Any], command: str, beside: list[dict[str, An
                f"(ruff {', '.join(hef.get('quick_fix_codes') or []) or '–'} on the buggy file only); skipped: "
                f"{hef.get('skipped') or 'none'}. Same problems as the synthetic set, so a model may recall the "
                "canonical solutions: that helps both systems alike.", ""]
-    if cie:
+    if cie.get("missing"):
+        md += [f"CanItEdit (instructed edits): not run, {cie['missing']}.", ""]
+    elif cie:
         md += [f"CanItEdit (instructed edits that are not repairs: {cie.get('programs')} hand-written programs the "
                f"benchmark classes as adaptive or perfective, each with a person's instruction and hidden tests): "
                f"{cie.get('inline-edit', 0)} inline-edit tasks ("

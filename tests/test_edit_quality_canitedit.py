@@ -46,7 +46,7 @@ def sample(rows):
     return out
 
 
-def test_the_vendored_rows_are_the_ones_the_readme_describes(rows):
+def test_the_rows_are_the_ones_the_readme_describes(rows):
     assert len(rows) == 70
     assert {r["taxonomy"]["change_kind"] for r in rows.values()} == {"adaptive", "perfective"}  # no repairs
     assert len({r["id"] for r in rows.values()}) == 70

@@ -252,3 +252,22 @@ async def test_a_chat_only_provider_is_not_asked_line_by_line(mock):
         result = await edit_area(client, "e13", "Fix the bug: area(2) is 8.28")
         assert apply(buggy, as_edits(result)) == SOURCE
         assert mock.stats()["requests"].get("/v1/chat/completions") == 1 and not mock.stats()["requests"].get("/v1/completions")
+
+
+def test_a_method_answered_inside_its_class_header_again_keeps_only_the_method():
+    from kestrel.edits.inline_edit import Target, region_rewrite
+
+    head = "import math\n\n\nclass Probability:\n    def __init__(self, p):\n        self.p = p\n\n"
+    method = "    def odds(self):\n        return self.p / (1 - self.p)"
+    text = head + method + "\n"
+    target = Target(len(head), len(head) + len(method), method)
+    # the header alone, then the method (the lines between skipped): not a run of the lines above
+    answer = "```python\nclass Probability:\n    def odds(self):\n        return self.p / (1.0 - self.p)\n```"
+    assert region_rewrite(text, target, answer) == "    def odds(self):\n        return self.p / (1.0 - self.p)"
+    # a line that is not in the file above is new code the instruction asked for: kept
+    added = "```python\n    def log_odds(self):\n        return math.log(self.odds())\n\n" + method + "\n```"
+    assert region_rewrite(text, target, added) == added[len("```python\n"):-len("\n```")]
+    # a region at the left margin has no enclosing header to drop
+    top = "def f():\n    return 1"
+    assert region_rewrite("import os\n\n" + top + "\n", Target(11, 11 + len(top), top),
+                          "```\nimport os\n\ndef f():\n    return 2\n```") == "def f():\n    return 2"

@@ -25,11 +25,12 @@ def clean_rewrite(answer: str, original: str) -> str:
     return code + original[len(original.rstrip("\n")) :]
 
 
-def trim_context_echo(rewritten: str, before: str, after: str) -> str:
+def trim_context_echo(rewritten: str, before: str, after: str, region: str = "") -> str:
     """The rewrite without the lines around the region that the model wrote out again: small models
     often answer with the whole function (or file) when asked for a few of its lines. Leading lines
     that repeat the lines just above the region, and trailing lines that repeat those just below it,
-    are dropped (compared without trailing spaces; at least one line of the rewrite is kept)."""
+    are dropped (compared without trailing spaces; at least one line of the rewrite is kept); so is
+    an enclosing header written again before the region's own first line (see _trim_header_echo)."""
     lines = rewritten.split("\n")
     above = [ln.rstrip() for ln in before.split("\n")[:-1]]  # the lines before the region's first line
     below = [ln.rstrip() for ln in after.split("\n")[1:]] if after.startswith("\n") else [ln.rstrip() for ln in after.split("\n")]
@@ -37,6 +38,8 @@ def trim_context_echo(rewritten: str, before: str, after: str) -> str:
         if [ln.rstrip() for ln in lines[:k]] == above[-k:] and any(ln.strip() for ln in lines[:k]):
             lines = lines[k:]
             break
+    else:
+        lines = _trim_header_echo(lines, above, region)
     while below and not below[-1].strip():
         below.pop()
     for k in range(min(len(lines) - 1, len(below)), 0, -1):
@@ -44,6 +47,25 @@ def trim_context_echo(rewritten: str, before: str, after: str) -> str:
             lines = lines[:-k]
             return "\n".join(lines)
     return "\n".join(_trim_spaced_echo(lines, below))
+
+
+def _trim_header_echo(lines: list[str], above: list[str], region: str) -> list[str]:
+    """A region inside a class (or any block) answered with the block's header first (`class P:`,
+    then the method): the lines before the region's own first line are dropped when every one of
+    them is a line of the file above the region and one is less indented than the region (a header,
+    not new code the instruction asked for: new lines are not in the file)."""
+    first = next((ln.rstrip() for ln in region.split("\n") if ln.strip()), "")
+    depth = len(first) - len(first.lstrip())
+    if not first or depth == 0:
+        return lines
+    at = next((j for j, ln in enumerate(lines) if ln.rstrip() == first), None)
+    if not at:
+        return lines
+    head = [ln for ln in lines[:at] if ln.strip()]
+    known = {ln.strip() for ln in above if ln.strip()}
+    if head and all(ln.strip() in known for ln in head) and any(len(ln) - len(ln.lstrip()) < depth for ln in head):
+        return lines[at:]
+    return lines
 
 
 def _trim_spaced_echo(lines: list[str], below: list[str]) -> list[str]:

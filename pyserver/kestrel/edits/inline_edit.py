@@ -97,7 +97,7 @@ def region_rewrite(text: str, target: Target, answer: str) -> str:
     """The region's new text from a model answer: its code, without the context it repeated."""
     rewritten = clean_rewrite(answer, target.text)
     body = rewritten.rstrip("\n")
-    trimmed = trim_context_echo(body, text[: target.start], text[target.end :])
+    trimmed = trim_context_echo(body, text[: target.start], text[target.end :], target.text)
     return trimmed + rewritten[len(body) :]
 
 

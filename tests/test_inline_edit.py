@@ -271,3 +271,17 @@ def test_a_method_answered_inside_its_class_header_again_keeps_only_the_method()
     top = "def f():\n    return 1"
     assert region_rewrite("import os\n\n" + top + "\n", Target(11, 11 + len(top), top),
                           "```\nimport os\n\ndef f():\n    return 2\n```") == "def f():\n    return 2"
+
+
+async def test_an_import_the_rewrite_needs_goes_to_the_import_block(mock):
+    """The model writes the import first, then the function: the import joins the file's imports,
+    the function changes in place, and the edit is one answer (one undo step in the editor)."""
+    mock.configure(text="```python\nimport cmath\n\ndef area(r):\n    # circle\n    return cmath.pi * r * r\n```")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e-imp", "uri": URI, "instruction": "use cmath.pi",
+            "range": {"start": {"line": 5, "character": 4}, "end": {"line": 5, "character": 4}}})
+        assert not getattr(result, "error", None)
+        assert apply(SOURCE, as_edits(result)) == SOURCE.replace("import math\n", "import math\nimport cmath\n") \
+            .replace("3.14 * r * r", "cmath.pi * r * r")

@@ -16,6 +16,7 @@ from ..context.window import line_span
 from ..providers.base import Provider, ProviderError
 from ..providers.collect import collect
 from . import line_scan
+from .hoist import split_imports
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
 from .validate import lint_problem, syntax_error
 
@@ -150,6 +151,7 @@ class Rewrite:
     steers: list[dict] = field(default_factory=list)  # the turn streamer's steer marks
     stopped: bool = False
     error: str | None = None
+    imports: list[str] = field(default_factory=list)  # import lines for the file's head (hoist.py)
 
 
 async def rewrite(job: EditJob, turns: ChatEngine, delta_method: str, live: Any) -> Rewrite:
@@ -229,7 +231,8 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
             problem = ""  # still unchanged: the answer is "nothing to change", offered as such
     if problem:
         return Rewrite(error=f"the model's edit was not offered: {problem}; the document was not changed")
-    return Rewrite(rewritten, MADE_BY_REWRITE, result.get("steers", []), bool(result.get("stopped")))
+    region, imports = split_imports(rewritten, target.text, language)
+    return Rewrite(region, MADE_BY_REWRITE, result.get("steers", []), bool(result.get("stopped")), imports=imports)
 
 
 __all__ = ["EditJob", "EditRefused", "Rewrite", "Target", "clean_rewrite", "edit_messages", "enclosing_block",

@@ -11,6 +11,7 @@ import time
 from .. import protocol
 from ..core import Core
 from ..edits.diff import minimal_edits, to_lsp_edits
+from ..edits.hoist import import_edit
 from ..edits.inline_edit import EditJob, EditRefused, Rewrite, Target, rebase, rewrite, target_for
 from ..protocol import EditParams, EditRange, EditResult
 from . import NotReady, model_ready
@@ -57,10 +58,15 @@ class InlineEditFeature:
             base = rebase(current.source, job.target)
         except EditRefused as exc:
             return EditResult(id=job.edit_id, error=str(exc))
-        edits = minimal_edits(job.target.text, outcome.text)
+        new_text, head = outcome.text, import_edit(current.source, outcome.imports)
+        if head is not None and head[0] >= base:  # the region is the file's head: the imports lead it
+            new_text, head = head[1] + new_text, None
+        lsp_edits = self._text_edits(current.source, base, minimal_edits(job.target.text, new_text))
+        if head is not None:  # the imports the rewrite needs, in the file's import block
+            lsp_edits = self._text_edits(current.source, 0, [(head[0], head[0], head[1])]) + lsp_edits
         return EditResult(
-            id=job.edit_id, version=current.version, new_text=outcome.text,
-            edits=self._text_edits(current.source, base, edits),
+            id=job.edit_id, version=current.version, new_text=new_text,
+            edits=lsp_edits,
             steers=protocol.from_wire(outcome.steers, list[protocol.SteerMark]), stopped=outcome.stopped,
             made_by=outcome.made_by,
         )

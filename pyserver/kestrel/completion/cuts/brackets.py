@@ -32,10 +32,16 @@ def surplus_cut(text: str, cur: CursorText) -> int | None:
     found = surplus_closers(text)
     if not found:
         return None
-    allowed = max(missing_closers(cur.before, cur.after), 0)
-    if len(found) <= allowed:
+    # Per kind: `: T): T => {` lacks a `)` and has a `}` to spare; counted together they cancel out.
+    allowed = dict(zip(")]}", missing_by_kind(cur.before, cur.after)))
+    k = None
+    for i in found:
+        if allowed[text[i]] <= 0:
+            k = i
+            break
+        allowed[text[i]] -= 1
+    if k is None:
         return None
-    k = found[allowed]
     rest = cur.line_after.lstrip()
     closing = surplus_closers(rest)
     if closing and text[: k + 1].endswith(rest[: closing[0] + 1]):
@@ -59,12 +65,18 @@ def surplus_closers(text: str) -> list[int]:
     return found
 
 
-@lru_cache(maxsize=4)
 def missing_closers(before: str, after: str) -> int:
     """Openers minus closers in the whole document (strings and comments left out): how many
     closers an unfinished document lacks (0 or less for a balanced one)."""
+    return sum(missing_by_kind(before, after))
+
+
+@lru_cache(maxsize=4)
+def missing_by_kind(before: str, after: str) -> tuple[int, int, int]:
+    """`(` minus `)`, `[` minus `]`, `{` minus `}` in the whole document (strings and comments
+    left out): the closers of each kind an unfinished document lacks."""
     code = code_only(before + after)
-    return sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
+    return tuple(code.count(o) - code.count(c) for o, c in ("()", "[]", "{}"))  # type: ignore[return-value]
 
 
 def code_only(text: str) -> str:

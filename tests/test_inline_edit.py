@@ -285,3 +285,28 @@ async def test_an_import_the_rewrite_needs_goes_to_the_import_block(mock):
         assert not getattr(result, "error", None)
         assert apply(SOURCE, as_edits(result)) == SOURCE.replace("import math\n", "import math\nimport cmath\n") \
             .replace("3.14 * r * r", "cmath.pi * r * r")
+
+
+TS_URI = "file:///work/area.ts"
+TS_SOURCE = "export function area(r: number): number {\n  return 3.14 * r * r;\n}\n"
+
+
+@pytest.mark.parametrize("answer, offered", [
+    ("export function area(r: number): number {\n  return Math.PI * r * r;\n}", True),
+    ("export function area(r: number): number {\n  return (Math.PI * r * r;\n}", False),  # a `)` short
+])
+async def test_a_typescript_rewrite_that_breaks_the_syntax_is_refused(mock, answer, offered):
+    """Other languages are checked with the tree-sitter grammar the completion guard uses: an edit
+    that breaks a file that parsed is sent back once, then refused."""
+    mock.configure(text=f"```ts\n{answer}\n```")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, TS_URI, TS_SOURCE, language="typescript")
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "ts1", "uri": TS_URI, "instruction": "use Math.PI",
+            "range": {"start": {"line": 1, "character": 2}, "end": {"line": 1, "character": 2}}})
+        if offered:
+            assert not getattr(result, "error", None)
+            assert apply(TS_SOURCE, as_edits(result)) == TS_SOURCE.replace("3.14", "Math.PI")
+        else:
+            assert "does not parse" in result.error and not getattr(result, "edits", None)
+            assert mock.stats()["requests"].get("/v1/chat/completions") == 2

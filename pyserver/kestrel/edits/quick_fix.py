@@ -200,7 +200,9 @@ def _starts_alike(rewritten: str, region_text: str) -> bool:
 def why_not(text: str, new_text: str, problem: Problem, language: str, path: str) -> str:
     """Why a fixed file is not acceptable ("" when it is)."""
     broken = syntax_error(new_text, language)
-    if broken:
+    # Python: the fixed file must compile. Other languages (tree-sitter): the fix must not break a
+    # file that parsed; one half-typed elsewhere is not the fix's fault.
+    if broken and (language == "python" or not syntax_error(text, language)):
         return f"the result does not parse ({broken})"
     # ruff's own diagnostic is checked by rule; any linter's fix must not bring new findings.
     fixing = (problem.code, problem.message) if problem.source == "ruff" and problem.code else None

@@ -31,7 +31,7 @@ def _insert_at(text: str, lines: list[str], row: int, col: int, token: str) -> s
 def missing_token(text: str, problem_line: int, message: str, language: str) -> Iterator[str]:
     """Texts with one missing token inserted, nearest to where it was reported first; only those
     that parse."""
-    error = parse_error(text, language)
+    error = parse_error(text, language) if language == "python" else None  # Python's messages name the token
     if error is None:
         return
     said = f"{message}\n{error.msg}"

@@ -1,7 +1,7 @@
 """Is a proposed edit worth offering? Checked before the user sees it.
 
-- It must parse (Python, the language Kestrel can check without a toolchain): a fix that leaves a
-  file that does not compile, or an edit that breaks a file that compiled, is refused.
+- It must parse (Python: `compile`; the tree-sitter languages: the completion guard's grammar): a
+  fix that leaves a file that does not parse, or an edit that breaks a file that parsed, is refused.
 - When a linter is available here (ruff from Kestrel's own environment, see `linter`; Python files), the
   edited file is linted for the checks that find broken code (pyflakes and syntax, `F,E9`): a fix
   must make its own diagnostic go away, and no edit may bring a finding the file did not have
@@ -23,7 +23,7 @@ LINT_SELECT = "F,E9"
 def parse_error(text: str, language: str) -> SyntaxError | None:
     """The error that stops `text` from compiling, None when it compiles or cannot be checked."""
     if language != "python":
-        return None
+        return _tree_sitter_error(text, language)
     try:
         compile(text, "<edit>", "exec", dont_inherit=True)
     except SyntaxError as exc:
@@ -31,6 +31,27 @@ def parse_error(text: str, language: str) -> SyntaxError | None:
     except (ValueError, OverflowError, RecursionError, MemoryError):  # e.g. null bytes: not a syntax question
         return None
     return None
+
+
+def _tree_sitter_error(text: str, language: str) -> SyntaxError | None:
+    """The first ERROR or MISSING node of the language's tree-sitter parse (no grammar: None)."""
+    from ..completion.guards import guard_for
+
+    guard = guard_for(language)
+    parser = getattr(guard, "parser", lambda: None)()
+    if parser is None:
+        return None
+    node = parser.parse(text.encode("utf-8", "surrogatepass")).root_node
+    if not node.has_error:
+        return None
+    while True:  # down to the first node that is the error itself
+        child = next((c for c in node.children if c.has_error or c.is_error or c.is_missing), None)
+        if node.is_error or node.is_missing or child is None:
+            break
+        node = child
+    what = f"missing {node.type}" if node.is_missing else "syntax error"
+    row, col = node.start_point
+    return SyntaxError(what, ("<edit>", row + 1, col + 1, None))
 
 
 def syntax_error(text: str, language: str) -> str | None:

@@ -457,3 +457,26 @@ def test_rust_test_modules_are_left_out():
     got = tasks_of("rust", text)
     assert not any("assert_eq" in t.truth or "let items" in t.truth for t in got["line"] + got["block"])
     assert len(got["line"]) == len(tasks_of("rust")["line"])
+
+
+def test_runs_of_single_languages_merge_into_one_report():
+    def one(language: str, commit: str) -> dict:
+        doc = _lang_doc()
+        lang = doc["languages"]
+        keep = [r for r in lang["records"] if r["language"] == language]
+        lang.update(languages=[language], records=keep, counts={language: lang["counts"][language]},
+                    packages=[p for p in lang["packages"] if p["language"] == language], wall_seconds=10)
+        lang.update(lang_summary.summarize(keep))
+        return {"model": "m", "records": [], "wall_seconds": 10, "languages": lang,
+                "config": {"kestrel": {"source": "working tree", "commit": commit}}}
+
+    merged = lang_summary.merge([one("go", "aaa"), one("rust", "bbb")])
+    whole = _lang_doc()["languages"]
+    assert list(merged["languages"]["languages"]) == ["go", "rust"] and merged["wall_seconds"] == 20
+    assert merged["languages"]["totals"] == whole["totals"]  # the same summary as one run of both
+    md = lang_summary.render_markdown(merged)
+    assert "commit aaa" in md and "commit bbb" in md
+    other = one("rust", "bbb")
+    other["languages"]["config"] = {**other["languages"]["config"], "seed": 2}
+    with pytest.raises(ValueError, match="seed"):
+        lang_summary.merge([one("go", "aaa"), other])

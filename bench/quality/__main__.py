@@ -49,6 +49,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "language server against a local stand-in for GitHub that forwards to the same llama.cpp "
                         "server; needs Node, see bench/peers; the whole run goes into an `unshare -rn` namespace)")
     p.add_argument("--report-only", action="store_true", help="re-render the table and markdown from the JSON")
+    p.add_argument("--merge", default="",
+                   help="with --report-only: comma-separated JSON files of runs that each measured some languages "
+                        "(--sets none --languages X --out ...): joined into --out and rendered as one languages section")
     return p.parse_args(argv)
 
 
@@ -156,7 +159,11 @@ def main(argv: list[str] | None = None) -> int:
         if rc is not None:
             return rc
     stem, out, md = output_paths(args, "quality")
-    if args.report_only:
+    if args.report_only and args.merge:
+        doc = lang_summary.merge([json.loads(Path(f).read_text()) for f in args.merge.split(",") if f])
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    elif args.report_only:
         doc = json.loads(out.read_text())
         doc.update(summarize(doc["records"], tuple(doc["config"]["placements"])))  # today's summary code
         if doc.get("languages"):

@@ -4,6 +4,8 @@ completion section and the edit section; see __main__.write_sections)."""
 
 from __future__ import annotations
 
+import json
+
 import math
 from typing import Any
 
@@ -188,6 +190,38 @@ def _packages_table(lang: dict[str, Any]) -> list[str]:
     return out
 
 
+def _measured(src: dict[str, Any] | None) -> str:
+    if not src:
+        return "not recorded"
+    dirty = " with uncommitted changes in pyserver/" if src.get("uncommitted_changes_in_pyserver") else ""
+    return f"{src.get('source', '?')} at commit {src.get('commit', '?')}{dirty}"
+
+
+def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run's document from runs that each measured some languages (a long eval split into runs,
+    e.g. one per language): their language parts joined, re-summarized; the first run's header. Runs
+    with a different model, sample or Kestrel server arrangement are refused."""
+    base = {k: v for k, v in docs[0].items() if k != "languages"}
+    parts = [d["languages"] for d in docs]
+    for key in ("model",):
+        if len({d[key] for d in docs}) > 1:
+            raise ValueError(f"the runs differ in {key}")
+    for key in ("sample", "seed", "full", "limit", "kestrel_server"):
+        if len({json.dumps(p["config"].get(key), sort_keys=True) for p in parts}) > 1:
+            raise ValueError(f"the runs differ in their {key}")
+    records = [r for p in parts for r in p["records"]]
+    lang = {**parts[0],
+            "packages": [x for p in parts for x in p["packages"]],
+            "counts": {k: v for p in parts for k, v in p["counts"].items()},
+            "wall_seconds": sum(p.get("wall_seconds", 0) for p in parts),
+            "kestrel": sorted({json.dumps(d["config"].get("kestrel"), sort_keys=True) for d in docs}),
+            "records": records}
+    lang.update(summarize(records))
+    base["languages"] = lang
+    base["wall_seconds"] = sum(d.get("wall_seconds", 0) for d in docs)
+    return base
+
+
 def render_markdown(doc: dict[str, Any], command: str = "make eval") -> str:
     """The languages section of QUALITY.md (starting with MARKER)."""
     lang = doc["languages"]
@@ -208,6 +242,8 @@ def render_markdown(doc: dict[str, Any], command: str = "make eval") -> str:
             "One llama.cpp server for every system, which goes first alternating task by task: the first pays "
             "the whole prompt and the second finds most of it cached, so latencies split by order."),
         "",
+        "- Kestrel measured: " + "; ".join(_measured(json.loads(k)) for k in lang.get("kestrel") or [
+            json.dumps(doc.get("config", {}).get("kestrel"), sort_keys=True)]) + ".",
         f"- Tasks per language: {cfg['sample']['line']} line + {cfg['sample']['block']} block "
         f"({'ten times the default sample' if cfg.get('full') else 'the default sample'}, seed {cfg['seed']}"
         f"{', at most ' + str(cfg['limit']) + ' per set (a smoke run)' if cfg.get('limit') else ''}); candidates: "

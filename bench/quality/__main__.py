@@ -102,15 +102,19 @@ def parse_languages(given: str) -> tuple[str, ...]:
 
 def write_sections(md: Path, python: str | None, languages: str | None) -> None:
     """Replace the Python section (the file's start) and/or the languages section (from its marker)
-    of QUALITY.md; keep the other and the edit section (from bench.edit_quality's marker on)."""
+    of QUALITY.md; keep the other and the edit section (from bench.edit_quality's marker on), and
+    the repository section (bench.repo_context's marker to the end) last."""
     from bench.edit_quality.summary import MARKER as EDIT_MARKER
+    from bench.repo_context.summary import MARKER as REPO_MARKER
 
     text = md.read_text(encoding="utf-8") if md.exists() else ""
+    repo = text[text.index(REPO_MARKER):] if REPO_MARKER in text else ""
+    text = text[: len(text) - len(repo)]
     edit = text[text.index(EDIT_MARKER):] if EDIT_MARKER in text else ""
     head = text[: len(text) - len(edit)]
     old_lang = head[head.index(lang_summary.MARKER):] if lang_summary.MARKER in head else ""
     old_python = head[: len(head) - len(old_lang)]
-    parts = [python if python is not None else old_python, languages if languages is not None else old_lang, edit]
+    parts = [python if python is not None else old_python, languages if languages is not None else old_lang, edit, repo]
     md.write_text("\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n", encoding="utf-8")
 
 

@@ -1,0 +1,211 @@
+"""One run of the repository set: every task through every system on one model endpoint (the local
+llama.cpp server started here, or an OpenAI-compatible endpoint given with --base-url).
+
+Systems, each asked once per task, which one goes first rotating task by task:
+- raw: the model's FIM answer on the file alone (bench.quality.raw.RawFim, the windows of
+  bench.quality.lang_tasks.raw_window, single-line treatment);
+- oracle: the same windows with the oracle definitions in Qwen2.5-Coder's repository format
+  (prompts.repo_prompt);
+- kestrel: `kestrel-lsp` with only the current file open;
+- kestrel-tabs: `kestrel-lsp` with the defining modules open as tabs (didOpen'ed, whole files from
+  disk, before the current file), as an editor holds them.
+
+The two Kestrel systems are two server processes (Kestrel caches an answer per document and cursor,
+so one process would hand the second system the first one's answer). Both have every package's
+root as a workspace folder, and documents open at their real paths (`agents/run.py` as the model
+sees it); nothing is written into the packages.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+
+from bench.lsp_client import (
+    KestrelClient,
+    client_capabilities,
+    inline_params,
+    open_doc,
+    position_of,
+    server_command,
+    stop_server,
+    wait_ready,
+)
+from bench.quality.lang_tasks import raw_window
+from bench.quality.lsp import LspAnswer, apply_item, server_env
+
+from . import prompts, scoring
+from .tasks import RepoTask
+
+SYSTEMS = ("raw", "oracle", "kestrel", "kestrel-tabs")
+N_CTX = 8192  # raw windows (1,500 + 400 tokens) + up to ~1,150 tokens of definitions, with room to spare
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Endpoint:
+    base_url: str
+    model: str
+    api_key: str | None = None
+
+
+class KestrelRepo:
+    """One kestrel-lsp process with the packages' roots as its workspace folders."""
+
+    def __init__(self, endpoint: Endpoint, roots: dict[str, Path], log_path: Path, kestrel_src: str | None = None
+                 ) -> None:
+        self.endpoint = endpoint
+        self.roots = roots
+        self.log_path = log_path
+        self.kestrel_src = kestrel_src
+        self.client = KestrelClient("kestrel-repo-context-eval")
+        self.cwd = Path(tempfile.mkdtemp(prefix="kestrel-repo-eval-"))
+        self._log: Any = None
+
+    async def start(self) -> None:
+        e = self.endpoint
+        fim = None if "qwen" in e.model.lower() else "qwen"  # raw speaks Qwen's FIM tokens: keep both equal
+        env = server_env(e.base_url, e.model, fim, self.kestrel_src)
+        if e.api_key:
+            env["OPENAI_API_KEY"] = e.api_key  # bound by Kestrel to KESTREL_BASE_URL's origin
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "ab")
+        await self.client.spawn(server_command(console_script=not self.kestrel_src), env, self._log, self.cwd)
+        folders = [types.WorkspaceFolder(uri=root.as_uri(), name=name) for name, root in self.roots.items()]
+        result = await self.client.initialize_async(types.InitializeParams(
+            capabilities=client_capabilities(), process_id=os.getpid(), root_uri=folders[0].uri,
+            workspace_folders=folders))
+        self.client.initialized(types.InitializedParams())
+        if result.capabilities.inline_completion_provider is None:
+            raise RuntimeError("kestrel-lsp does not advertise textDocument/inlineCompletion")
+        if not await wait_ready(self.client, 60.0, connected=False, strict=False):
+            _say("repo context: kestrel-lsp did not report ready in 60 s; continuing")
+
+    async def complete(self, root: Path, path: str, text: str, cursor: int, tabs: tuple[str, ...] = ()) -> LspAnswer:
+        """didOpen the tabs (whole files from disk), then the file; inlineCompletion at `cursor`; the
+        first item applied; every document closed again."""
+        opened = []
+        for tab in tabs:
+            uri = (root / tab).as_uri()
+            open_doc(self.client, uri, (root / tab).read_text(encoding="utf-8"))
+            opened.append(uri)
+        uri = (root / path).as_uri()
+        open_doc(self.client, uri, text)
+        opened.append(uri)
+        pos = position_of(text, cursor)
+        error = None
+        t0 = time.perf_counter()
+        try:
+            items = await self.client.inline_items(inline_params(uri, pos.line, pos.character))
+        except Exception as exc:  # an error answer counts as nothing shown
+            items, error = [], f"{type(exc).__name__}: {exc}"
+        latency = (time.perf_counter() - t0) * 1000
+        for u in opened:
+            self.client.close_doc(u)
+        if not items:
+            return LspAnswer(text, "", latency, 0, error)
+        new_doc, inserted = apply_item(text, cursor, items[0])
+        return LspAnswer(new_doc, inserted, latency, len(text) - (len(new_doc) - len(inserted)), error)
+
+    async def stop(self) -> None:
+        await stop_server(self.client, timeout=10.0)
+        if self._log is not None:
+            self._log.close()
+        try:
+            self.cwd.rmdir()
+        except OSError:
+            pass
+
+
+async def answer(task: RepoTask, system: str, rawc: prompts.RepoFim, sessions: dict[str, KestrelRepo],
+                 roots: dict[str, Path]) -> dict[str, Any]:
+    """One system's answer to one task, scored."""
+    extra: dict[str, Any] = {}
+    if system in ("raw", "oracle"):
+        p, s = raw_window(task.prefix, task.suffix)
+        if system == "raw":
+            ans = await rawc.complete(p, s, single_line=True)
+        else:
+            ans = await rawc.complete_prompt(prompts.repo_prompt(task.package, task.context, task.path, p, s))
+        text, latency, document = ans.text, ans.latency_ms, task.prefix + ans.text + task.suffix
+        extra = {"finish": ans.finish, "tokens": ans.tokens}
+    else:
+        tabs = task.tabs if system == "kestrel-tabs" else ()
+        lsp = await sessions[system].complete(roots[task.package], task.path, task.text, task.start, tabs)
+        text, latency, document = lsp.text, lsp.latency_ms, lsp.document
+        extra = {"replaced": lsp.replaced, **({"error": lsp.error} if lsp.error else {})}
+    return {"text": text, "latency_ms": round(latency, 1), **scoring.score(task, document, text), **extra}
+
+
+async def _warm_up(rawc: prompts.RepoFim, sessions: dict[str, KestrelRepo], roots: dict[str, Path]) -> None:
+    """One unmeasured request per path (the first request of each pays one-time costs)."""
+    text = "import os\n\n\ndef main() -> None:\n    path = os.path.join(\n"
+    await rawc.complete(text, "", single_line=True)
+    root = next(iter(roots.values()))
+    for session in sessions.values():
+        await session.complete(root, "__kestrel_eval_warmup__.py", text, len(text))
+
+
+async def evaluate(tasks: list[RepoTask], roots: dict[str, Path], *, model_path: str | None, endpoint: Endpoint | None,
+                   logs: Path, systems: tuple[str, ...] = SYSTEMS, kestrel_src: str | None = None,
+                   progress: Callable[[str], None] = _say) -> dict[str, Any]:
+    """Every task through every system; the per-task records and what was measured."""
+    server = None
+    t_start = time.perf_counter()
+    model_info: dict[str, Any]
+    if endpoint is None:
+        from kestrel.local.models import resolve_model
+        from kestrel.local.runtime import LocalModelServer
+
+        model = resolve_model(model_path, allow_download=False)
+        server = LocalModelServer(model, n_ctx=N_CTX, require_key=False)
+        progress(f"repo context: starting llama.cpp with {model.path} ...")
+        await server.start()
+        endpoint = Endpoint(server.base_url, model.name)
+        model_info = {"model": model.name, "model_path": str(model.path), "endpoint": "local llama.cpp", "n_ctx": N_CTX}
+    else:
+        model_info = {"model": endpoint.model, "model_path": None, "endpoint": endpoint.base_url}
+    rawc = prompts.RepoFim(endpoint.base_url, endpoint.model, endpoint.api_key)
+    sessions = {s: KestrelRepo(endpoint, roots, logs / f"repo-context-{s}.log", kestrel_src)
+                for s in systems if s.startswith("kestrel")}
+    records: list[dict[str, Any]] = []
+    try:
+        for session in sessions.values():
+            await session.start()
+        await _warm_up(rawc, sessions, roots)
+        t_loop = time.perf_counter()
+        for k, task in enumerate(tasks):
+            r = k % len(systems)
+            order = systems[r:] + systems[:r]
+            rec: dict[str, Any] = {"task_id": task.task_id, "package": task.package, "path": task.path,
+                                   "line": task.line, "kind": task.kind, "name": task.name, "names": list(task.names),
+                                   "tabs": list(task.tabs), "context_chars": sum(len(c) for _, c in task.context),
+                                   "expected": task.truth, "first": order[0]}
+            for system in order:
+                rec[system] = await answer(task, system, rawc, sessions, roots)
+            records.append(rec)
+            done = k + 1
+            if done % 4 == 0 or done == len(tasks):
+                el = time.perf_counter() - t_loop
+                progress(f"repo context: {done}/{len(tasks)} ({task.package}) {el:.0f}s elapsed, "
+                         f"~{el / done * (len(tasks) - done):.0f}s left")
+    finally:
+        for session in sessions.values():
+            try:
+                await session.stop()
+            except Exception as exc:
+                progress(f"repo context: stopping kestrel-lsp failed: {type(exc).__name__}: {exc}")
+        await rawc.close()
+        if server is not None:
+            await server.stop()
+    return {**model_info, "records": records, "wall_seconds": round(time.perf_counter() - t_start, 1)}

@@ -238,7 +238,7 @@ class FakeKestrel:
         self.calls = []
 
     async def complete(self, root, path, text, cursor, tabs=()):
-        self.calls.append((path, cursor, tabs))
+        self.calls.append((path, cursor, tabs, text))
         return LspAnswer(text[:cursor] + "make_widget(x)" + text[cursor:], "make_widget(x)", 20.0, 0)
 
 
@@ -252,7 +252,8 @@ def test_one_task_through_every_system(tmp_path):
     assert rawc.calls[1][1].startswith("<|repo_name|>mypkg-dist\n<|file_sep|>mypkg/models.py\n")
     assert rawc.calls[1][1].endswith(f"<|file_sep|>mypkg/app.py\n<|fim_prefix|>{t.prefix}<|fim_suffix|>{t.suffix}"
                                      "<|fim_middle|>")
-    assert kest.calls == [("mypkg/app.py", t.start, ())] and tabs.calls == [("mypkg/app.py", t.start, t.tabs)]
+    held = t.prefix + t.suffix  # the editor holds the file without the reference
+    assert kest.calls == [("mypkg/app.py", t.start, (), held)] and tabs.calls == [("mypkg/app.py", t.start, t.tabs, held)]
     assert not got["kestrel"]["exact"] and got["kestrel"]["uses_name"] and got["kestrel"]["latency_ms"] == 20.0
 
 

@@ -141,7 +141,8 @@ async def answer(task: RepoTask, system: str, rawc: prompts.RepoFim, sessions: d
         extra = {"finish": ans.finish, "tokens": ans.tokens}
     else:
         tabs = task.tabs if system == "kestrel-tabs" else ()
-        lsp = await sessions[system].complete(roots[task.package], task.path, task.text, task.start, tabs)
+        lsp = await sessions[system].complete(roots[task.package], task.path, task.prefix + task.suffix, task.start,
+                                              tabs)  # the editor's text: the reference is what is left to type
         text, latency, document = lsp.text, lsp.latency_ms, lsp.document
         extra = {"replaced": lsp.replaced, **({"error": lsp.error} if lsp.error else {})}
     return {"text": text, "latency_ms": round(latency, 1), **scoring.score(task, document, text), **extra}

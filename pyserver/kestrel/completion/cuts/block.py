@@ -7,7 +7,7 @@ from typing import Callable
 
 from ...context.window import CursorText
 from ..shape import indent_of
-from .base import OPENERS, CutOptions, Shown, log
+from .base import OPENERS, CutOptions, Shown, bracket_depths, log
 
 
 def single_line(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
@@ -28,6 +28,7 @@ class Block:
     next_code: str | None  # the next line of code after the cursor line, stripped
     trust_end: bool  # the model placed the end: its dedents are part of the answer, up to the top level
     braces: bool = False  # a brace language: a line of closers alone is left to surplus_closer
+    open_depth: int = 0  # brackets the cursor line opened before the cursor and left open
 
     def deeper_before(self, i: int) -> bool:
         return any(ln.strip() and indent_of(ln) > self.base for ln in self.lines[1:i])
@@ -61,6 +62,17 @@ def _closers_only(code: str) -> bool:
     return all(ch in ")]};," for ch in code)
 
 
+def statement_ended(b: Block, i: int, line: str) -> bool:
+    """Brace languages, cursor inside a line that opened brackets (`f(`): once the answer has closed
+    them, a line at the cursor line's level is the next statement, not part of this one."""
+    if not (b.braces and b.open_depth > 0 and indent_of(line) <= b.base):
+        return False
+    depth = b.open_depth
+    for done in b.lines[:i]:
+        depth, _ = bracket_depths(done, depth)
+    return depth <= 0
+
+
 def repetition(b: Block, i: int, line: str) -> bool:
     """The same line twice in a row (more than three characters): a loop."""
     stripped = line.strip()
@@ -69,7 +81,7 @@ def repetition(b: Block, i: int, line: str) -> bool:
 
 # Each rule ends the block before the first complete line of code it holds true for.
 LINE_RULES: tuple[Callable[[Block, int, str], bool], ...] = (
-    top_level, dedent, next_statement, retypes_next_code, repetition,
+    top_level, dedent, next_statement, retypes_next_code, statement_ended, repetition,
 )
 
 
@@ -82,7 +94,8 @@ def _block(shown: Shown, cur: CursorText, opts: CutOptions) -> Block:
     ended = opts.model_ended and opts.done or opts.expect_end and not opts.done
     trust_end = opts.multiline and _block_lines(lines, base) <= opts.max_lines and ended
     next_code = next((ln.strip() for ln in cur.after.split("\n")[1:6] if ln.strip()), None)
-    return Block(lines, base, lb.rstrip().endswith(OPENERS), next_code, trust_end, opts.braces)
+    open_depth = bracket_depths(lb, 0)[0] if opts.braces and lb.strip() else 0
+    return Block(lines, base, lb.rstrip().endswith(OPENERS), next_code, trust_end, opts.braces, max(open_depth, 0))
 
 
 def block_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

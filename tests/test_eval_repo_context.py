@@ -333,3 +333,11 @@ def test_manifest_and_unpacking_a_wheel(tmp_path):
     assert sources.unpack(whl, "mypkg", tmp_path / "out") == 2
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.py")) == [
         "mypkg/__init__.py", "mypkg/sub/a.py"]
+
+
+def test_a_name_seen_above_its_import_gives_no_task(tmp_path):
+    # make_widget appears in code before its (late) import: the file shows it, so no task for it
+    app = APP.replace("from .models import make_widget, DEFAULT_SIZE\n", "from .models import DEFAULT_SIZE\n")
+    app = app.replace("def build(", "HOOK = make_widget\nfrom .models import make_widget\n\n\ndef build(")
+    assert "from .models import make_widget" in app and app.index("HOOK") < app.index("widget = make_widget")
+    assert "make_widget" not in {t.name for t in app_tasks(tmp_path, app)}

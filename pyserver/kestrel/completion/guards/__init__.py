@@ -9,10 +9,11 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+import re
 from typing import Protocol
 
 from ...context.window import CursorText
-from ..cuts.base import Shown
+from ..cuts.base import BRACE_LANGUAGES, Shown
 
 log = logging.getLogger("kestrel.completion.guards")
 
@@ -52,11 +53,30 @@ def fit(cur: CursorText, shown: Shown, language: str, open_indent: str | None) -
     if why is None:
         return shown
     first = _first_line(shown.text, open_indent)
+    if first and language in BRACE_LANGUAGES and _header_without_body(first):
+        log.debug("guard %s: %s; its first line %r opens a body it does not hold: dropped", language, why, first[:60])
+        return Shown("", True)
     if first and refusal(cur, first, language) is None:
         log.debug("guard %s: %s; trimmed to its first line", language, why)
         return Shown(first, True)
     log.debug("guard %s: %s; dropped %r", language, why, shown.text[:60])
     return Shown("", True)
+
+
+# A control header whose body is on later lines: `if (x)`, `} else`, `for (...)`, `while (x)`, `do`.
+_CONTROL = re.compile(r"^\s*(?:\}\s*)?(?:if|else\s+if|for|foreach|while|switch|catch|else|do|try|finally)\b")
+
+
+def _header_without_body(line: str) -> bool:
+    """A brace-language line that only opens a body (`if (x) {`, or an Allman `for (...)`): alone,
+    the code below would become that body (or the braces would no longer match), which parses but
+    is not what the model meant."""
+    code = line.split("\n", 1)[0].rstrip()
+    if code.endswith("{"):
+        return True
+    if not _CONTROL.match(code) or code.endswith(";"):
+        return False
+    return code.endswith((")", "else", "do", "try", "finally"))
 
 
 def _first_line(text: str, open_indent: str | None) -> str:

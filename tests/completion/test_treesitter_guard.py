@@ -152,3 +152,42 @@ def _complete(document: str, cursor: int, answer: str, language: str) -> str:
     before = document[:cursor]
     cur = split_at(document, before.count("\n"), cursor - (before.rfind("\n") + 1))
     return asyncio.run(engine.complete(CompletionInput("file:///w/a", "a", language, cur, lambda q, n: ())))
+
+
+def test_a_statement_longer_than_the_window_is_checked_on_the_whole_document():
+    """A struct literal of more than MAX_LINES lines: the window starts inside it and sees an error
+    of its own making; the whole document (its tree kept and re-parsed incrementally) does not.
+    Seen on prometheus' go_collector.go: the right `valType: CounterValue,` was refused."""
+    fields = "".join(f'\t\t{{\n\t\t\tname: "metric_{i}",\n\t\t\tkind: GaugeValue,\n\t\t}},\n' for i in range(MAX_LINES))
+    before = "package p\n\nfunc metrics() []desc {\n\treturn []desc{\n" + fields + "\t\t{\n\t\t\tkind"
+    after = "\n\t\t},\n\t}\n}\n"
+    cur = CursorText(before, after, "\t\t\tkind", "")
+    assert guards.refusal(cur, ": CounterValue,", "go") is None
+    assert guards.refusal(cur, ": (CounterValue,", "go") is not None  # one that breaks it still is refused
+    # one more character typed: the kept tree is re-parsed from the edit, as a fresh parse would be
+    cur2 = CursorText(before + ":", after, "\t\t\tkind:", "")
+    assert guards.refusal(cur2, " CounterValue,", "go") is None
+    kept = guards.guard_for("go")
+    fresh = TreeSitterGuard("go")
+    doc = (before + ":" + after).encode()
+    assert str(kept._document_tree(kept.parser(), doc).root_node) == str(fresh.parser().parse(doc).root_node)
+
+
+def test_the_edit_between_two_documents():
+    from kestrel.completion.guards.treesitter import _difference
+
+    assert _difference(b"abcdef", b"abXYef") == (2, 4, 4)
+    assert _difference(b"aaaa", b"aaaaa") == (4, 4, 5)  # an insertion at the end of a run
+    assert _difference(b"abc", b"abc") == (3, 3, 3)
+    assert _difference(b"", b"xy") == (0, 0, 2)
+
+
+def test_a_window_that_cuts_a_type_list_lets_the_whole_document_judge():
+    """The window ends before a `>` at the left margin that closes a type list: its parse has an error
+    far from the cursor, so a refusal is checked on the whole document (seen on redux-toolkit's
+    `export type BaseQueryError<...> = Exclude<` and msw's class type parameters)."""
+    before = "type Fn = () => unknown\n\nexport type ErrorOf<Q extends Fn> ="
+    after = "\n  Awaited<ReturnType<Q>>,\n  { error?: undefined }\n>['error']\n\nexport const x = 1\n"
+    cur = CursorText(before, after, "export type ErrorOf<Q extends Fn> =", "")
+    assert guards.refusal(cur, " Exclude<", "typescript") is None
+    assert guards.refusal(cur, " Exclude<(", "typescript") is not None

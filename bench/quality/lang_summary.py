@@ -108,10 +108,11 @@ def _example(rec: dict[str, Any], systems: tuple[str, ...]) -> dict[str, Any]:
             **{f"{s}_sim": rec[s]["edit_sim"] for s in systems}}
 
 
-def _pick(recs: list[dict[str, Any]], systems: tuple[str, ...], n: int = 3) -> list[dict[str, Any]]:
-    """Up to n short examples from as many languages as possible (deterministic)."""
+def pick_examples(recs: list[dict[str, Any]], systems: tuple[str, ...], n: int = 3,
+                  spread: str = "language") -> list[dict[str, Any]]:
+    """Up to n short examples from as many languages (or other `spread` keys) as possible (deterministic)."""
     ordered = sorted(recs, key=lambda r: (len(r["expected"]) + sum(len(r[s]["text"]) for s in systems), r["task_id"]))
-    return [_example(r, systems) for r in spread_pick(ordered, "language", n)]
+    return [_example(r, systems) for r in spread_pick(ordered, spread, n)]
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -134,9 +135,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         entry["all"] = {"margins": {f"{a}-{b}": margins(rows, a, b) for a, b in comparisons(systems)}}
         langs[language] = entry
     examples = {
-        "kestrel_useful_raw_noise": _pick([r for r in records if r["kestrel"]["useful"] and not r["raw"]["useful"]],
+        "kestrel_useful_raw_noise": pick_examples([r for r in records if r["kestrel"]["useful"] and not r["raw"]["useful"]],
                                           systems),
-        "raw_useful_kestrel_not": _pick([r for r in records if r["raw"]["useful"] and not r["kestrel"]["useful"]],
+        "raw_useful_kestrel_not": pick_examples([r for r in records if r["raw"]["useful"] and not r["kestrel"]["useful"]],
                                         systems),
     }
     return {"systems": list(systems), "languages": langs,

@@ -91,17 +91,13 @@ OPERATOR_RUN = re.compile(r"[=(\[{,:.+\-*/<>!&|?]+")
 SKIP_MID_AFTER = {"//", "/*"}
 
 
-@dataclass(frozen=True)
-class LangTask:
-    task_id: str  # "<language>/<package>/<path>:<line>:<column>/<cursor>"
-    language: str
-    set: str  # "line" | "block"
-    cursor: str  # "after indent" | "mid-line" | "block start"
-    package: str
-    path: str  # relative to the package's source folder
-    text: str  # the whole original file
-    start: int  # the cursor (string offset)
-    end: int  # the end of the hidden text
+class HiddenSpan:
+    """A task that hides `text[start:end]` of a real file: the prefix, the hidden truth, the suffix
+    (prefix + truth + suffix is the file again) and the 1-based line of the cursor."""
+
+    text: str
+    start: int
+    end: int
 
     @property
     def prefix(self) -> str:
@@ -118,6 +114,19 @@ class LangTask:
     @property
     def line(self) -> int:
         return self.text.count("\n", 0, self.start) + 1
+
+
+@dataclass(frozen=True)
+class LangTask(HiddenSpan):
+    task_id: str  # "<language>/<package>/<path>:<line>:<column>/<cursor>"
+    language: str
+    set: str  # "line" | "block"
+    cursor: str  # "after indent" | "mid-line" | "block start"
+    package: str
+    path: str  # relative to the package's source folder
+    text: str  # the whole original file
+    start: int  # the cursor (string offset)
+    end: int  # the end of the hidden text
 
 
 # --- files ------------------------------------------------------------------------------------

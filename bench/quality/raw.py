@@ -45,19 +45,23 @@ class RawAnswer:
 
 
 class RawFim:
-    def __init__(self, base_url: str, model: str) -> None:
+    def __init__(self, base_url: str, model: str, api_key: str | None = None) -> None:
         from openai import AsyncOpenAI
 
         self.model = model
-        self.client = AsyncOpenAI(base_url=base_url, api_key="local", max_retries=0, timeout=300)
+        self.client = AsyncOpenAI(base_url=base_url, api_key=api_key or "local", max_retries=0, timeout=300)
 
     async def complete(self, prefix: str, suffix: str, single_line: bool) -> RawAnswer:
+        return await self.complete_prompt(fim_prompt(prefix, suffix), single_line)
+
+    async def complete_prompt(self, prompt: str, single_line: bool) -> RawAnswer:
+        """The model's answer to a whole prompt: single-line treatment (cut after the first newline,
+        SINGLE_LINE_CAP tokens) or the model's own stop (MULTI_LINE_CAP)."""
         cap = SINGLE_LINE_CAP if single_line else MULTI_LINE_CAP
         t0 = time.perf_counter()
         text, n, finish = "", 0, "stop"
         stream: Any = await self.client.completions.create(
-            model=self.model, prompt=fim_prompt(prefix, suffix), max_tokens=cap, temperature=0, stream=True,
-            stop=MODEL_STOPS,
+            model=self.model, prompt=prompt, max_tokens=cap, temperature=0, stream=True, stop=MODEL_STOPS,
         )
         try:
             async for chunk in stream:

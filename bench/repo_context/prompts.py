@@ -9,16 +9,13 @@ definitions in Qwen2.5-Coder's repository format:
 A `<|file_sep|>` header with no other files made the 0.5B ignore the suffix (shared/DESIGN.md);
 with no context files this falls back to the bare FIM prompt.
 
-`RepoFim` is bench.quality.raw.RawFim (same stops, caps and single-line cut) that can also send a
-whole prompt, and carry a key for an OpenAI-compatible endpoint other than the local llama.cpp.
+`RepoFim` is bench.quality.raw.RawFim (same stops, caps and single-line cut), its whole-prompt
+answers one line by default; both take a key for an OpenAI-compatible endpoint.
 """
 
 from __future__ import annotations
 
-import time
-from typing import Any
-
-from bench.quality.raw import MODEL_STOPS, SINGLE_LINE_CAP, RawAnswer, RawFim, cut_single_line, fim_prompt
+from bench.quality.raw import RawAnswer, RawFim, fim_prompt
 
 REPO_NAME, FILE_SEP = "<|repo_name|>", "<|file_sep|>"
 
@@ -33,32 +30,8 @@ def repo_prompt(repo: str, context: tuple[tuple[str, str], ...] | list[tuple[str
 
 
 class RepoFim(RawFim):
-    def __init__(self, base_url: str, model: str, api_key: str | None = None) -> None:
-        super().__init__(base_url, model)
-        if api_key:
-            from openai import AsyncOpenAI
+    """RawFim with a key for an endpoint other than the local llama.cpp; `complete_prompt(prompt)`
+    answers one line."""
 
-            self.client = AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=300)
-
-    async def complete_prompt(self, prompt: str) -> RawAnswer:
-        """One line for `prompt` (single-line treatment: cut after the first newline)."""
-        t0 = time.perf_counter()
-        text, n, finish = "", 0, "stop"
-        stream: Any = await self.client.completions.create(
-            model=self.model, prompt=prompt, max_tokens=SINGLE_LINE_CAP, temperature=0, stream=True, stop=MODEL_STOPS)
-        try:
-            async for chunk in stream:
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                if choice.text:
-                    text += choice.text
-                    n += 1
-                if "\n" in text:
-                    text, finish = cut_single_line(text), "newline"
-                    break
-                if choice.finish_reason:
-                    finish = choice.finish_reason
-        finally:
-            await stream.close()  # closes the HTTP stream: llama.cpp stops generating
-        return RawAnswer(text, (time.perf_counter() - t0) * 1000, n, finish)
+    async def complete_prompt(self, prompt: str, single_line: bool = True) -> RawAnswer:
+        return await super().complete_prompt(prompt, single_line)

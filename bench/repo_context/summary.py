@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.edit_quality.paired import paired_margin
-from bench.quality.summary import _code, _ms, _pct, percentile, spread_pick, text_table
+from bench.quality.lang_summary import latency_by_order, pick_examples
+from bench.quality.summary import _code, _ms, _pct, percentile, text_table
 
 MARKER = "<!-- completion-repository: written by python -m bench.repo_context -->"
 USEFUL = 0.7
@@ -81,28 +82,6 @@ def margins(rows: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
     return out
 
 
-def latency_by_order(rows: list[dict[str, Any]], system: str) -> dict[str, Any]:
-    """Latency when `system` was asked first (it paid for its whole prompt) and when it was not."""
-    out = {}
-    for order, keep in (("first", lambda r: r["first"] == system), ("later", lambda r: r["first"] != system)):
-        lat = [r[system]["latency_ms"] for r in rows if keep(r)]
-        out[order] = {"n": len(lat), "p50": _r(percentile(lat, 0.5), 1), "p95": _r(percentile(lat, 0.95), 1)}
-    return out
-
-
-def _example(rec: dict[str, Any], systems: tuple[str, ...]) -> dict[str, Any]:
-    def short(t: str) -> str:
-        return t if len(t) <= 160 else t[:159] + "…"
-
-    return {"task_id": rec["task_id"], "expected": short(rec["expected"]),
-            **{s: short(rec[s]["text"]) for s in systems}, **{f"{s}_sim": rec[s]["edit_sim"] for s in systems}}
-
-
-def _pick(recs: list[dict[str, Any]], systems: tuple[str, ...], n: int = 3) -> list[dict[str, Any]]:
-    ordered = sorted(recs, key=lambda r: (len(r["expected"]) + sum(len(r[s]["text"]) for s in systems), r["task_id"]))
-    return [_example(r, systems) for r in spread_pick(ordered, "package", n)]
-
-
 def summarize(records: list[dict[str, Any]], useful: float = USEFUL, noise: float = NOISE) -> dict[str, Any]:
     systems = systems_in(records)
     rows = [{**r, **{s: flags(r[s], useful, noise) for s in systems}} for r in records]
@@ -123,13 +102,13 @@ def summarize(records: list[dict[str, Any]], useful: float = USEFUL, noise: floa
         "latency_by_order": {s: latency_by_order(rows, s) for s in systems},
         "raw_exact_tasks": sum(r["raw"]["exact"] for r in rows) if "raw" in systems else None,
         "examples": {
-            "oracle_useful_raw_not": _pick([r for r in rows if r["oracle"]["useful"] and not r["raw"]["useful"]],
-                                           systems) if "oracle" in systems else [],
-            "kestrel_useful_tabs_not": _pick([r for r in rows if r["kestrel"]["useful"]
-                                              and not r["kestrel-tabs"]["useful"]], systems)
+            "oracle_useful_raw_not": pick_examples([r for r in rows if r["oracle"]["useful"] and not r["raw"]["useful"]],
+                                           systems, spread="package") if "oracle" in systems else [],
+            "kestrel_useful_tabs_not": pick_examples([r for r in rows if r["kestrel"]["useful"]
+                                              and not r["kestrel-tabs"]["useful"]], systems, spread="package")
             if "kestrel-tabs" in systems else [],
-            "tabs_useful_kestrel_not": _pick([r for r in rows if r["kestrel-tabs"]["useful"]
-                                              and not r["kestrel"]["useful"]], systems)
+            "tabs_useful_kestrel_not": pick_examples([r for r in rows if r["kestrel-tabs"]["useful"]
+                                              and not r["kestrel"]["useful"]], systems, spread="package")
             if "kestrel-tabs" in systems else [],
         },
     }

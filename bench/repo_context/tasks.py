@@ -38,6 +38,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
+from bench.quality.lang_tasks import HiddenSpan
+
 from . import oracle
 
 SAMPLE = 48
@@ -54,7 +56,7 @@ SKIP_TOKENS = {tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.INDENT,
 
 
 @dataclass(frozen=True)
-class RepoTask:
+class RepoTask(HiddenSpan):
     task_id: str  # "<package>/<path>:<line>:<column>"
     package: str  # the distribution's name (the prompt's repo name)
     path: str  # relative to the workspace root, e.g. "agents/run.py"
@@ -66,22 +68,6 @@ class RepoTask:
     context: tuple[tuple[str, str], ...]  # the oracle: (defining module's path, its definitions)
     tabs: tuple[str, ...]  # the defining modules' paths (what an editor would have open)
     kind: str = "code"  # "annotation": the name at the cursor is in a type annotation; "code": elsewhere
-
-    @property
-    def prefix(self) -> str:
-        return self.text[: self.start]
-
-    @property
-    def truth(self) -> str:
-        return self.text[self.start : self.end]
-
-    @property
-    def suffix(self) -> str:
-        return self.text[self.end :]
-
-    @property
-    def line(self) -> int:
-        return self.text.count("\n", 0, self.start) + 1
 
 
 @dataclass(frozen=True)

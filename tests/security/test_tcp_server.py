@@ -147,7 +147,9 @@ async def test_the_token_file_is_private_to_the_user(runtime_dir):
     control.chmod(0o644)
     async with tcp_server(runtime_dir) as server:
         assert server.token_path.exists(), "no token file was written"
-        assert f"token file: {server.token_path}" in "".join(server.stderr), "the token path is not printed"
+        # stderr is read by a task: under load the line can arrive after the file exists
+        await wait_for(lambda: f"token file: {server.token_path}" in "".join(server.stderr), 10,
+                       "the token path to be printed")
         file_info, dir_info = server.token_path.stat(), server.token_path.parent.stat()
         assert stat.S_IMODE(file_info.st_mode) == 0o600 and file_info.st_uid == os.geteuid()
         assert stat.S_IMODE(dir_info.st_mode) == 0o700 and dir_info.st_uid == os.geteuid()

@@ -29,6 +29,7 @@ class Block:
     trust_end: bool  # the model placed the end: its dedents are part of the answer, up to the top level
     braces: bool = False  # a brace language: a line of closers alone is left to surplus_closer
     open_depth: int = 0  # brackets the cursor line opened before the cursor and left open
+    mid_line: bool = False  # code before the cursor on its line
 
     def deeper_before(self, i: int) -> bool:
         return any(ln.strip() and indent_of(ln) > self.base for ln in self.lines[1:i])
@@ -63,9 +64,10 @@ def _closers_only(code: str) -> bool:
 
 
 def statement_ended(b: Block, i: int, line: str) -> bool:
-    """Brace languages, cursor inside a line that opened brackets (`f(`): once the answer has closed
-    them, a line at the cursor line's level is the next statement, not part of this one."""
-    if not (b.braces and b.open_depth > 0 and indent_of(line) <= b.base):
+    """Brace languages, cursor inside a line of code (`f(`, `name:`): once the answer has closed the
+    brackets that line opened, a line at the cursor line's level is the next statement (or the next
+    parameter, field, element), not part of this one."""
+    if not (b.braces and b.mid_line and indent_of(line) <= b.base):
         return False
     depth = b.open_depth
     for done in b.lines[:i]:
@@ -95,7 +97,8 @@ def _block(shown: Shown, cur: CursorText, opts: CutOptions) -> Block:
     trust_end = opts.multiline and _block_lines(lines, base) <= opts.max_lines and ended
     next_code = next((ln.strip() for ln in cur.after.split("\n")[1:6] if ln.strip()), None)
     open_depth = bracket_depths(lb, 0)[0] if opts.braces and lb.strip() else 0
-    return Block(lines, base, lb.rstrip().endswith(OPENERS), next_code, trust_end, opts.braces, max(open_depth, 0))
+    return Block(lines, base, lb.rstrip().endswith(OPENERS), next_code, trust_end, opts.braces, max(open_depth, 0),
+                 bool(lb.strip()))
 
 
 def block_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

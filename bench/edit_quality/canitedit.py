@@ -26,8 +26,6 @@ import difflib
 import json
 import os
 import re
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -92,24 +90,8 @@ def _env() -> dict[str, str]:
 
 
 async def run_async(document: str, tests: str, timeout: float = TIMEOUT_S) -> scoring.Outcome:
-    with tempfile.TemporaryDirectory(prefix="kestrel-canitedit-") as tmp:
-        path = os.path.join(tmp, "candidate.py")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(program(document, tests))
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-I", "-c", _LIMITED, path, str(MEMORY_BYTES), cwd=tmp, env=_env(),
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True)
-        try:
-            _, err = await asyncio.wait_for(proc.communicate(), timeout)
-        except asyncio.TimeoutError:
-            try:
-                os.killpg(proc.pid, 9)  # the candidate and anything it started
-            except ProcessLookupError:
-                pass
-            await proc.wait()
-            return scoring._outcome(None, b"", True)
-        return scoring._outcome(proc.returncode, err, False)
+    return await scoring.run_async(program(document, tests), timeout, env=_env(),
+                                   runner=("-c", _LIMITED, "{file}", str(MEMORY_BYTES)))
 
 
 def run_sync(document: str, tests: str, timeout: float = TIMEOUT_S) -> scoring.Outcome:

@@ -64,13 +64,18 @@ def run_sync(source: str, timeout: float = TIMEOUT_S) -> Outcome:
         return _outcome(proc.returncode, proc.stderr, False)
 
 
-async def run_async(source: str, timeout: float = TIMEOUT_S) -> Outcome:
+async def run_async(source: str, timeout: float = TIMEOUT_S, *, runner: tuple[str, ...] = (),
+                    env: dict[str, str] | None = None) -> Outcome:
+    """Run `source` as a file (`python -I [runner...] <file>`; `runner` puts arguments before the
+    file, e.g. `-c <code that runs it under limits>`) in a scratch folder, killed with what it
+    started after `timeout` seconds."""
     with tempfile.TemporaryDirectory(prefix="kestrel-eval-") as tmp:
         path = os.path.join(tmp, "candidate.py")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(source)
+        args = [a.replace("{file}", path) for a in runner] if runner else [path]
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-I", path, cwd=tmp, env=_env(), stdin=asyncio.subprocess.DEVNULL,
+            sys.executable, "-I", *args, cwd=tmp, env=env or _env(), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, start_new_session=True,
         )
         try:

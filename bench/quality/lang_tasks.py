@@ -472,23 +472,28 @@ def sample(cands: Candidates, sizes: dict[str, int] | None, seed: int = SAMPLE_S
     for set_name in SETS:
         pools = {p: cands.by_package[p][set_name] for p in order}
         n = None if sizes is None else sizes.get(set_name)
-        if n is None:
-            chosen = {p: list(v) for p, v in pools.items()}
-        else:
-            rng = random.Random(f"{seed}:{cands.language}:{set_name}")
-            quota = {p: 0 for p in order}
-            left = min(n, sum(len(v) for v in pools.values()))
-            while left > 0:
-                open_ = [p for p in order if quota[p] < len(pools[p])]
-                share, extra = divmod(left, len(open_))
-                bonus = set(rng.sample(open_, extra))
-                for p in open_:
-                    give = min(share + (p in bonus), len(pools[p]) - quota[p])
-                    quota[p] += give
-                    left -= give
-            chosen = {p: [pools[p][i] for i in sorted(rng.sample(range(len(pools[p])), quota[p]))] for p in order}
-        out[set_name] = [t for p in order for t in sorted(chosen[p], key=lambda t: (t.path, t.start))]
+        out[set_name] = spread_sample(pools, order, n, random.Random(f"{seed}:{cands.language}:{set_name}"))
     return out
+
+
+def spread_sample(pools: dict[str, list[Any]], order: list[str], n: int | None, rng: random.Random) -> list[Any]:
+    """n of the pools' items (None: all), spread evenly over the pools in `order` (a pool with fewer
+    gives its share to the others), drawn with `rng`; ordered by pool, then by path and position."""
+    if n is None:
+        chosen = {p: list(pools[p]) for p in order}
+    else:
+        quota = {p: 0 for p in order}
+        left = min(n, sum(len(v) for v in pools.values()))
+        while left > 0:
+            open_ = [p for p in order if quota[p] < len(pools[p])]
+            share, extra = divmod(left, len(open_))
+            bonus = set(rng.sample(open_, extra))
+            for p in open_:
+                give = min(share + (p in bonus), len(pools[p]) - quota[p])
+                quota[p] += give
+                left -= give
+        chosen = {p: [pools[p][i] for i in sorted(rng.sample(range(len(pools[p])), quota[p]))] for p in order}
+    return [t for p in order for t in sorted(chosen[p], key=lambda t: (t.path, t.start))]
 
 
 def plan(languages: tuple[str, ...], sizes: dict[str, int] | None, pkgs: list[Package], limit: int | None = None,

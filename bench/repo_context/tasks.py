@@ -38,7 +38,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
-from bench.quality.lang_tasks import HiddenSpan
+from bench.quality.lang_tasks import HiddenSpan, spread_sample
 
 from . import oracle
 
@@ -386,24 +386,7 @@ def candidates(roots: dict[str, Path]) -> Candidates:
 
 def sample(cands: Candidates, n: int | None, seed: int = SAMPLE_SEED) -> list[RepoTask]:
     """n tasks spread evenly over the packages (see the module docstring); None: all."""
-    order = list(cands.by_package)
-    pools = cands.by_package
-    if n is None:
-        chosen = {p: list(pools[p]) for p in order}
-    else:
-        rng = random.Random(f"{seed}:repository")
-        quota = {p: 0 for p in order}
-        left = min(n, sum(len(v) for v in pools.values()))
-        while left > 0:
-            open_ = [p for p in order if quota[p] < len(pools[p])]
-            share, extra = divmod(left, len(open_))
-            bonus = set(rng.sample(open_, extra))
-            for p in open_:
-                give = min(share + (p in bonus), len(pools[p]) - quota[p])
-                quota[p] += give
-                left -= give
-        chosen = {p: [pools[p][i] for i in sorted(rng.sample(range(len(pools[p])), quota[p]))] for p in order}
-    return [t for p in order for t in sorted(chosen[p], key=lambda t: (t.path, t.start))]
+    return spread_sample(cands.by_package, list(cands.by_package), n, random.Random(f"{seed}:repository"))
 
 
 def spread(tasks: list[RepoTask], n: int | None) -> list[RepoTask]:

@@ -26,3 +26,23 @@ def test_import_lines_go_after_the_head_imports_and_only_once():
     assert import_offset('"""Doc."""\n\nx = 1\n') == len('"""Doc."""\n')
     assert import_offset("x = 1\nimport os\n") == 0  # imports after code are not the head
     assert import_edit(text, ["import os"]) is None
+
+
+def test_a_rewrite_gets_the_standard_import_it_forgot_and_loses_the_one_it_does_not_use():
+    from kestrel.edits.hoist import mend_imports
+    from kestrel.edits.validate import lint
+
+    if lint("x = 1\n", "a.py", "python") is None:
+        import pytest
+
+        pytest.skip("ruff is not installed here")
+    text = "import os\n\n\ndef f(xs):\n    return sum(xs)\n"
+    start, end = text.index("def f"), len(text) - 1
+    forgot = "def f(xs: List[int]) -> Dict[str, int]:\n    return {'n': sum(xs)}"
+    assert mend_imports(text, start, end, forgot, "a.py", "python") == "from typing import List, Dict\n" + forgot
+    unused = "import copy\ndef f(xs):\n    return sum(xs) + 1"
+    assert mend_imports(text, start, end, unused, "a.py", "python") == "def f(xs):\n    return sum(xs) + 1"
+    # a name that is no standard import, or a slip of a local, is left for the checks to refuse
+    typo = "def f(xs):\n    return sum(xss)"
+    assert mend_imports(text, start, end, typo, "a.py", "python") == typo
+    assert mend_imports(text, start, end, forgot, "a.go", "go") == forgot

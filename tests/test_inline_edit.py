@@ -310,3 +310,18 @@ async def test_a_typescript_rewrite_that_breaks_the_syntax_is_refused(mock, answ
         else:
             assert "does not parse" in result.error and not getattr(result, "edits", None)
             assert mock.stats()["requests"].get("/v1/chat/completions") == 2
+
+
+async def test_a_standard_import_the_rewrite_forgot_is_added_at_the_head(mock):
+    """The model uses `Dict` without importing it: ruff finds F821, a standard import provides the
+    name, so the edit comes with that import instead of being refused."""
+    mock.configure(text="```python\ndef area(r) -> Dict[str, float]:\n    # circle\n    return {'a': 3.14 * r * r}\n```")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e-dict", "uri": URI, "instruction": "return a dict",
+            "range": {"start": {"line": 5, "character": 4}, "end": {"line": 5, "character": 4}}})
+        assert not getattr(result, "error", None), result.error
+        after = apply(SOURCE, as_edits(result))
+        assert after.startswith("import math\nfrom typing import Dict\n")
+        assert "def area(r) -> Dict[str, float]:" in after and after.count("def area") == 1

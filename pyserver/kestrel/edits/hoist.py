@@ -1,9 +1,9 @@
 """Imports a rewrite needs go to the file's import block, not into the edited region.
 
 A model asked to change a function writes the import the change needs first (`import math`, then
-the function). Left in the region it lands mid-file, or inside a class or function. Python only:
-the new import lines at the start of the rewrite (ones the file lacks) are taken out and placed
-after the file's last top-level import at its head (else after its docstring, else at the top)."""
+the function), forgets one (`Dict`), or adds one it does not use. Python only: a forgotten standard
+import is added, an unused added one dropped (mend_imports), and the new import lines at the start
+of the rewrite are placed after the file's last top-level import (else after its docstring)."""
 
 from __future__ import annotations
 
@@ -82,3 +82,49 @@ def import_edit(text: str, imports: list[str]) -> tuple[int, str] | None:
     if at > len(text):  # a file without a final newline whose last line is an import
         return len(text), "\n" + block.rstrip("\n")
     return at, block
+
+
+def mend_imports(text: str, start: int, end: int, rewritten: str, path: str, language: str) -> str:
+    """The rewrite with its import slips mended, as a person would before accepting it: a name it
+    uses that a standard import provides gets that import (`Dict` -> `from typing import Dict`),
+    and an import line it added that nothing uses is dropped. Python with ruff only; anything else
+    the linter finds is left for the checks."""
+    from .imports import missing_imports
+    from .validate import lint
+
+    if language != "python":
+        return rewritten
+    after = text[:start] + rewritten + text[end:]
+    found = lint(after, path, language)
+    if not found:
+        return rewritten
+    known = {f[:2] for f in lint(text, path, language) or ()}
+    fresh = [f for f in found if f[:2] not in known]
+    needed: list[str] = []
+    for code, message, _ in fresh:
+        name = _quoted(message)
+        if code == "F821" and not any(name in _imported_names(line) for line in needed):
+            line = missing_imports(after, name, language)  # with the file's other names from that module
+            if line:
+                needed.append(line)
+    unused = {_quoted(message).rsplit(".", 1)[-1] for code, message, _ in fresh if code == "F401"}
+    lines = rewritten.split("\n")
+    kept = [ln for ln in lines if not (_is_import(ln.strip()) and _imported_names(ln) <= unused and _imported_names(ln))]
+    return "".join(line + "\n" for line in needed) + "\n".join(kept)
+
+
+def _quoted(message: str) -> str:
+    """The name between backticks in a ruff message."""
+    parts = message.split("`")
+    return parts[1] if len(parts) > 2 else ""
+
+
+def _imported_names(line: str) -> set[str]:
+    """The names an import line binds (`import a.b` binds `a.b` as ruff reports it, `as x` binds x)."""
+    try:
+        node = ast.parse(line.strip()).body[0]
+    except (SyntaxError, IndexError):
+        return set()
+    if not isinstance(node, (ast.Import, ast.ImportFrom)):
+        return set()
+    return {(a.asname or a.name).rsplit(".", 1)[-1] for a in node.names}

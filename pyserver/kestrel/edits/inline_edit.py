@@ -16,7 +16,7 @@ from ..context.window import line_span
 from ..providers.base import Provider, ProviderError
 from ..providers.collect import collect
 from . import line_scan
-from .hoist import split_imports
+from .hoist import mend_imports, split_imports
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
 from .validate import lint_problem, syntax_error
 
@@ -213,7 +213,7 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
     # After an emulated steer the model answered the region again: that answer is the rewrite.
     restarted = any(st.get("mode") == "emulated" for st in result.get("steers", []))
     answer = result["lastSegment"] if restarted else result["text"]
-    rewritten = region_rewrite(text, target, answer)
+    rewritten = mend_imports(text, target.start, target.end, region_rewrite(text, target, answer), path, language)
     problem = rewrite_problem(text, target, rewritten, language, path)
     unchanged = not problem and rewritten == target.text
     if unchanged:
@@ -223,7 +223,8 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
                  {"role": "user", "content": f"That is not right: {problem}. Reply with ONLY the corrected region."}]
         try:
             # The best answer changed nothing: the second one is sampled (another reading).
-            rewritten = region_rewrite(text, target, await collect(job.provider, retry, deterministic=not unchanged))
+            answer = await collect(job.provider, retry, deterministic=not unchanged)
+            rewritten = mend_imports(text, target.start, target.end, region_rewrite(text, target, answer), path, language)
         except ProviderError as exc:
             return Rewrite(error=f"the edit failed: {exc.message}; the document was not changed")
         problem = rewrite_problem(text, target, rewritten, language, path)

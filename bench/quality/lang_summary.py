@@ -5,8 +5,8 @@ completion section and the edit section; see __main__.write_sections)."""
 from __future__ import annotations
 
 import json
-
 import math
+import re
 from typing import Any
 
 from bench.edit_quality.paired import paired_margin

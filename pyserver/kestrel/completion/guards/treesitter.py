@@ -3,9 +3,9 @@
 The region around the cursor (brace_window.py) is parsed without and with the suggestion; it is
 refused when it adds an ERROR or MISSING node at or before the first error the person's code
 already has there (half-typed code elsewhere is not held against it); a window that may cut a
-long statement has its refusal confirmed on the whole document (kept as a tree, within 5 ms). Python keeps its faster
-`ast` guard (python.py). No name check: implicit globals (JS), imports, macros and type-only or
-generated names make "bound nowhere" unsafe without a compiler. A missing grammar: no guard.
+long statement has its refusal confirmed on the whole document (kept as a tree; 5 ms budget).
+Python keeps its faster `ast` guard (python.py). No name check: implicit globals (JS), imports,
+macros and generated names make "bound nowhere" unsafe without a compiler. No grammar: no guard.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ GRAMMARS: dict[str, tuple[str, str]] = {
     "csharp": ("tree_sitter_c_sharp", "language"),
 }
 _ENCODING = ("utf-8", "surrogatepass")
-WHOLE_DOCUMENT_BYTES = 1_000_000  # a larger document keeps the window's verdict (no full parse)
+WHOLE_DOCUMENT_BYTES = 300_000  # a larger document keeps the window's verdict (its first parse: ~60 ms)
 WHOLE_DOCUMENT_MS = 5.0  # the whole-document check's time budget; past it the window's verdict stands
 
 

@@ -279,9 +279,7 @@ async def test_an_import_the_rewrite_needs_goes_to_the_import_block(mock):
     mock.configure(text="```python\nimport cmath\n\ndef area(r):\n    # circle\n    return cmath.pi * r * r\n```")
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, SOURCE)
-        result = await client.protocol.send_request_async("kestrel/edit", {
-            "id": "e-imp", "uri": URI, "instruction": "use cmath.pi",
-            "range": {"start": {"line": 5, "character": 4}, "end": {"line": 5, "character": 4}}})
+        result = await edit_area(client, "e-imp", "use cmath.pi")
         assert not getattr(result, "error", None)
         assert apply(SOURCE, as_edits(result)) == SOURCE.replace("import math\n", "import math\nimport cmath\n") \
             .replace("3.14 * r * r", "cmath.pi * r * r")
@@ -318,9 +316,7 @@ async def test_a_standard_import_the_rewrite_forgot_is_added_at_the_head(mock):
     mock.configure(text="```python\ndef area(r) -> Dict[str, float]:\n    # circle\n    return {'a': 3.14 * r * r}\n```")
     async with kestrel(mock_options(mock)) as client:
         open_doc(client, URI, SOURCE)
-        result = await client.protocol.send_request_async("kestrel/edit", {
-            "id": "e-dict", "uri": URI, "instruction": "return a dict",
-            "range": {"start": {"line": 5, "character": 4}, "end": {"line": 5, "character": 4}}})
+        result = await edit_area(client, "e-dict", "return a dict")
         assert not getattr(result, "error", None), result.error
         after = apply(SOURCE, as_edits(result))
         assert after.startswith("import math\nfrom typing import Dict\n")

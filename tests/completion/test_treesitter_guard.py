@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from kestrel.completion import guards
-from kestrel.completion.cuts.brackets import missing_closers, surplus_closers, without_retyped_end
+from kestrel.completion.cuts.brackets import missing_by_kind, surplus_closers, without_retyped_end
 from kestrel.completion.guards.brace_window import MAX_LINES, window
 from kestrel.completion.guards.treesitter import GRAMMARS, TreeSitterGuard
 from kestrel.context.window import CursorText
@@ -117,8 +117,8 @@ def test_surplus_closers_skip_strings_and_rust_lifetimes():
     assert surplus_closers('"(%d)", len(s))') == [14]
     assert surplus_closers("fn f<'a>(x: &'a str) -> &'a str { x }") == []
     assert surplus_closers("a)\n  b]") == [1, 6]
-    assert missing_closers("f(a, ", ")") == 0 and missing_closers("if (x) {", "") == 1
-    assert missing_closers('s = "{"; {', "}") == 0
+    assert missing_by_kind("f(a, ", ")") == (0, 0, 0) and missing_by_kind("if (x) {", "") == (0, 0, 1)
+    assert missing_by_kind('s = "{"; {', "}") == (0, 0, 0)
 
 
 def test_a_retyped_end_is_trimmed_only_when_it_balances_its_own_brackets():

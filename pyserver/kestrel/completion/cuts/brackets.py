@@ -65,12 +65,6 @@ def surplus_closers(text: str) -> list[int]:
     return found
 
 
-def missing_closers(before: str, after: str) -> int:
-    """Openers minus closers in the whole document (strings and comments left out): how many
-    closers an unfinished document lacks (0 or less for a balanced one)."""
-    return sum(missing_by_kind(before, after))
-
-
 @lru_cache(maxsize=4)
 def missing_by_kind(before: str, after: str) -> tuple[int, int, int]:
     """`(` minus `)`, `[` minus `]`, `{` minus `}` in the whole document (strings and comments

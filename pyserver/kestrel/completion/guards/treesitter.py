@@ -187,7 +187,7 @@ def _parse_by(parser: Any, text: bytes, old_tree: Any, deadline: float) -> Any:
             return b""
         return text[offset : offset + _CHUNK]
 
-    tree = parser.parse(read, old_tree) if old_tree is not None else parser.parse(read)
+    tree = parser.parse(read, old_tree)
     return None if late or tree is None else tree
 
 

@@ -52,7 +52,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 @asynccontextmanager
 async def kestrel(
     init_options: dict[str, Any] | None = None, env: dict[str, str] | None = None, capabilities: str = "visual-studio-code",
-    log_level: str = "INFO",
+    log_level: str = "INFO", workspace: Path | None = None,
 ) -> AsyncIterator[LanguageClient]:
     """Start kestrel-lsp as a process, initialize it, and shut it down afterwards."""
     command = server_command(log_level)
@@ -65,8 +65,10 @@ async def kestrel(
         client.status_events.append(plain(params))  # type: ignore[attr-defined]
 
     caps = client_capabilities(capabilities)
+    folders = None if workspace is None else [types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)]
     result = await client.initialize_session(
-        types.InitializeParams(capabilities=caps, initialization_options=init_options or {}, process_id=os.getpid())
+        types.InitializeParams(capabilities=caps, initialization_options=init_options or {}, process_id=os.getpid(),
+                               workspace_folders=folders, root_uri=None if workspace is None else workspace.as_uri())
     )
     client.server_capabilities = result.capabilities  # type: ignore[attr-defined]
     try:

@@ -58,7 +58,9 @@ class CompletionSettings:
     max_tokens: int = 160  # upstream max output tokens per inline completion
     prefix_tokens: int = 1500  # budget for text before the cursor
     suffix_tokens: int = 400  # budget for text after the cursor
-    context_tokens: int = 600  # budget for snippets from other open documents
+    context_tokens: int = 600  # budget for context from other files (imported definitions, then open tabs)
+    # The definitions of names the file imports from the workspace, found without opening anything.
+    repository_context: bool = True
     disabled_languages: tuple[str, ...] = ()
     exclude_globs: tuple[str, ...] = ()
     # How long an abandoned-but-still-matching generation may keep streaming, waiting
@@ -129,6 +131,7 @@ _CAMEL = {
     "prefixTokens": "prefix_tokens",
     "suffixTokens": "suffix_tokens",
     "contextTokens": "context_tokens",
+    "repositoryContext": "repository_context",
     "disabledLanguages": "disabled_languages",
     "excludeGlobs": "exclude_globs",
     "adoptGraceMs": "adopt_grace_ms",

@@ -104,10 +104,12 @@ def _register_lifecycle(server: KestrelLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: KestrelLanguageServer, params: types.InitializeParams) -> None:
         ls.core.host.initialize(params.initialization_options)
+        ls.core.workspace_opened(params)
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: KestrelLanguageServer, params: types.InitializedParams) -> None:
         ls.core.host.start()
+        ls.core.start_indexing()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: KestrelLanguageServer, params: types.DidChangeConfigurationParams) -> None:

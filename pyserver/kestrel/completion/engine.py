@@ -41,6 +41,8 @@ class CompletionInput:
     language: str
     cur: CursorText
     neighbors: Callable[[str, int], tuple[Snippet, ...]]  # (query text, budget chars) -> snippets
+    # (prefix window, budget chars) -> the definitions of names the file imports from the workspace
+    definitions: Callable[[str, int], tuple[Snippet, ...]] = lambda window, budget: ()
 
 
 class InlineCompletionEngine:
@@ -108,12 +110,17 @@ class InlineCompletionEngine:
             cur = _opened(cur, _pushed_indent(cur))
         multiline = wants_multiline(cur.line_before, cur.line_after)
         prefix = prefix_window(cur.before, s.prefix_tokens)
+        budget = int(s.context_tokens * 3.5)
+        # Imported definitions first: they are stable while the user types (the prompt cache keeps
+        # them); open-tab snippets follow the cursor, so they come last, in what budget is left.
+        definitions = req.definitions(prefix, budget)
+        budget -= sum(len(d.text) + len(d.path) + 16 for d in definitions)
         prompt = CompletionPrompt(
             prefix=prefix,
             suffix=suffix_window(cur.after, s.suffix_tokens),
             language=req.language,
             path=req.path,
-            snippets=req.neighbors(prefix, int(s.context_tokens * 3.5)),
+            snippets=definitions + req.neighbors(prefix, budget),
             max_tokens=s.max_tokens if multiline else min(s.max_tokens, 64),
             multiline=multiline,
         )

@@ -5,20 +5,26 @@ stream and steer through the same one)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import threading
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
 from .. import redact
 from ..chat.engine import ChatEngine
-from ..context.exclusion import is_excluded
+from ..context.exclusion import is_excluded, uri_to_path
+from ..context.workspace_index import WorkspaceIndex
 from ..status import StatusReporter
 from .documents import Documents
 from .model_host import ModelHost
 from .payload import plain
 
 __all__ = ["Core", "plain"]
+
+log = logging.getLogger(__name__)
 
 
 class Core:
@@ -28,6 +34,31 @@ class Core:
         self.host = ModelHost(server, self.status)
         self.documents = Documents(server)
         self.chat_engine = ChatEngine(self.notify)  # streams, steers and stops chat turns and inline edits
+        self.workspace = WorkspaceIndex(self._open_text)  # the user's code, outlined (completion context)
+        self._scan_stop = threading.Event()
+        self._scan: asyncio.Future | None = None
+
+    # -- the workspace ---------------------------------------------------------------------
+    def _open_text(self, path: Path) -> tuple[object, str] | None:
+        doc = self.documents.get(path.as_uri())
+        return None if doc is None else (doc.version, doc.source)
+
+    def workspace_opened(self, params: types.InitializeParams) -> None:
+        folders = [uri_to_path(f.uri) for f in params.workspace_folders or []]
+        if not folders and params.root_uri:
+            folders = [uri_to_path(params.root_uri)]
+        elif not folders and params.root_path:
+            folders = [params.root_path]
+        self.workspace.set_roots(folders)
+
+    def start_indexing(self) -> None:
+        """Outline the workspace's Python files in a worker thread (repository context)."""
+        settings = self.host.settings.completion
+        self.workspace.exclude_globs = settings.exclude_globs
+        if not settings.repository_context or not self.workspace.roots or self._scan is not None:
+            return
+        self._scan = asyncio.ensure_future(asyncio.to_thread(self.workspace.scan, self._scan_stop))
+        self._scan.add_done_callback(_indexed)
 
     def notify(self, method: str, params: Any) -> None:
         self.server.protocol.notify(method, params)
@@ -68,4 +99,16 @@ class Core:
         }
 
     async def aclose(self) -> None:
+        self._scan_stop.set()
         await self.host.aclose()
+
+
+def _indexed(future: asyncio.Future) -> None:
+    if future.cancelled():
+        return
+    if future.exception() is not None:
+        log.warning("workspace index: the scan failed: %r", future.exception())
+        return
+    cost = future.result()
+    log.info("workspace index: %d Python files, %d lines outlined in %.2f s",
+             cost["files"], cost["lines"], cost["seconds"])

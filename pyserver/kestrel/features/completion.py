@@ -8,17 +8,27 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
+from pathlib import Path
 
 from lsprotocol import types
 
 from ..config import CompletionSettings, Settings
 from ..completion.engine import CompletionInput, InlineCompletionEngine
+from ..context.exclusion import uri_to_path
 from ..context.neighbors import NeighborIndex
+from ..context.repository import RepositoryContext
 from ..context.window import split_at
 from ..core import Core
 from ..providers.base import ProviderError
 from . import NotReady, model_ready
 
+log = logging.getLogger(__name__)
+
+# How long a completion waits for its file's imports to be resolved when they changed (or the file
+# was just opened) and are not resolved yet: after the workspace scan that is a few stat calls; a
+# slower resolution goes on in the background and the next request has it.
+RESOLVE_WAIT_S = 0.05
 
 def completion_settings(settings: Settings, embedded: bool) -> CompletionSettings:
     """CPU-sized windows for the embedded model, unless the user asked for smaller."""
@@ -37,8 +47,9 @@ class InlineCompletionFeature:
         self.core = core
         self.engine = InlineCompletionEngine(core.host.settings.completion, core.status)
         self.neighbors = NeighborIndex()
+        self.repository = RepositoryContext(core.workspace)
         core.host.subscribe(self._model_changed)
-        core.documents.subscribe(closed=self._closed)
+        core.documents.subscribe(opened=self._opened, closed=self._closed)
 
     def _model_changed(self) -> None:
         host = self.core.host
@@ -46,8 +57,17 @@ class InlineCompletionFeature:
         if self.engine.provider is not host.provider:
             self.engine.set_provider(host.provider)  # drops streams of the old provider
 
+    def _uses_repository(self, language: str) -> bool:
+        return self.core.host.settings.completion.repository_context and language == "python"
+
+    def _opened(self, uri: str, text: str) -> None:
+        doc = self.core.documents.get(uri)
+        if doc is not None and self._uses_repository(doc.language_id or "") and not self.core.excluded(uri):
+            self.repository.prepare(uri, Path(uri_to_path(uri)), text, doc.version)
+
     def _closed(self, uri: str) -> None:
         self.neighbors.forget(uri)
+        self.repository.forget(uri)
         self.engine.forget(uri)
 
     async def complete(self, params: types.InlineCompletionParams) -> types.InlineCompletionList | None:
@@ -64,14 +84,19 @@ class InlineCompletionFeature:
         version = doc.version
         pos = params.position
         cur = split_at(doc.source, pos.line, pos.character, core.documents.encoding())
+        shown_path = core.documents.path(uri)
+        if self._uses_repository(language):
+            core.workspace.exclude_globs = settings.exclude_globs
+            await self.repository.ready(uri, Path(uri_to_path(uri)), doc.source, version, RESOLVE_WAIT_S)
         request = CompletionInput(
             uri=uri,
-            path=core.documents.path(uri),
+            path=shown_path,
             language=language,
             cur=cur,
             neighbors=lambda query, budget: self.neighbors.snippets(
                 query, core.documents.neighbor_candidates(uri, language, settings.exclude_globs), budget
             ),
+            definitions=lambda window, budget: self._definitions(uri, language, shown_path, window, budget),
         )
         try:
             text = await self.engine.complete(request)
@@ -87,6 +112,18 @@ class InlineCompletionFeature:
         return types.InlineCompletionList(
             items=[types.InlineCompletionItem(insert_text=text, range=types.Range(start=pos, end=pos))]
         )
+
+    def _definitions(self, uri: str, language: str, shown_path: str, window: str, budget: int) -> tuple:
+        """Called when a new generation starts: the imported definitions for its prompt, logged so
+        that the user can see what was sent (Kestrel: Show Logs)."""
+        if not self._uses_repository(language):
+            return ()
+        snippets = self.repository.snippets(uri, shown_path, window, budget)
+        report = self.repository.last
+        if snippets and report is not None:
+            log.info("completion context for %s: %s (%d characters)", report.path,
+                     ", ".join(f"{name} from {path}" for path, name in report.definitions), report.chars)
+        return snippets
 
     def counters(self) -> dict:
         return {

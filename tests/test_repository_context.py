@@ -1,0 +1,170 @@
+"""Repository context (issue 23): the definitions of names a file imports from the workspace reach
+the prompt without the user opening anything; files outside the workspace, secrets and excluded
+files never do; the layout stays byte-identical while the user types."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import complete, kestrel, mock_options, open_doc, wait_for
+from kestrel.context.python_outline import import_statements, imported_names, outline
+from kestrel.context.repository import RepositoryContext
+from kestrel.context.workspace_index import WorkspaceIndex
+
+MODELS = '''"""Billing models."""
+from dataclasses import dataclass
+
+
+@dataclass
+class Invoice:
+    """An invoice to a customer.
+
+    Long description that is not part of the summary.
+    """
+
+    customer: str
+    amount_cents: int
+
+    def overdue(self, today: int) -> bool:
+        return today > 30
+
+    def _private(self):
+        pass
+
+
+def total_due(invoice: Invoice, *, tax: float = 0.2) -> float:
+    """What the customer pays, tax included."""
+    return invoice.amount_cents * (1 + tax) / 100
+
+
+RATE = 0.2
+'''
+
+
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src" / "billing").mkdir(parents=True)
+    (ws / "src" / "billing" / "__init__.py").write_text("from .models import Invoice, total_due\n")
+    (ws / "src" / "billing" / "models.py").write_text(MODELS)
+    (ws / "src" / "billing" / "util.py").write_text("def cents(x: float) -> int:\n    return round(x * 100)\n")
+    return ws
+
+
+def test_outline_is_signatures_docstring_summaries_and_fields():
+    out = outline(MODELS)
+    assert out.definitions["total_due"] == (
+        "def total_due(invoice: Invoice, *, tax: float=0.2) -> float:\n"
+        "    \"\"\"What the customer pays, tax included.\"\"\"\n    ..."
+    )
+    invoice = out.definitions["Invoice"]
+    assert invoice.startswith("@dataclass\nclass Invoice:\n    \"\"\"An invoice to a customer.\"\"\"\n")
+    assert "customer: str\n    amount_cents: int" in invoice and "def overdue(self, today: int) -> bool:\n        ..." in invoice
+    assert "_private" not in invoice and "return today" not in invoice and "Long description" not in invoice
+    assert out.definitions["RATE"] == "RATE = 0.2"
+    assert out.header("total_due") == "def total_due(invoice: Invoice, *, tax: float=0.2) -> float: ..."
+    assert out.header("Invoice") == "class Invoice: ..."
+    assert outline("def broken(:\n").definitions == {}
+
+
+def test_import_statements_are_found_without_strings_that_look_like_imports():
+    src = ('import os\nfrom .models import (\n    Invoice,\n    total_due as due,\n)\n'
+           'x = "import this"\n\ndef f():\n    from billing import util\n    important = 1\n')
+    assert import_statements(src) == [
+        "import os", "from .models import (\n    Invoice,\n    total_due as due,\n)", "from billing import util"]
+    assert [(n.bound, n.level, n.module, n.name) for n in imported_names(src)] == [
+        ("os", 0, "os", None), ("Invoice", 1, "models", "Invoice"), ("due", 1, "models", "total_due"),
+        ("util", 0, "billing", "util")]
+
+
+def test_imports_resolve_relative_absolute_src_layout_reexports_and_modules(tmp_path):
+    ws = workspace(tmp_path)
+    index = WorkspaceIndex()
+    index.set_roots([str(ws)])
+    app = ws / "src" / "billing" / "app.py"
+    models = (ws / "src" / "billing" / "models.py").resolve()
+    assert index.resolve_module(app, 1, "models") == models
+    assert index.resolve_module(app, 0, "billing.models") == models
+    assert index.resolve_module(app, 0, "json") is None  # the standard library is not the workspace
+    package = index.resolve_module(app, 0, "billing")
+    found = index.definition(package, "total_due")  # re-exported by billing/__init__.py
+    assert found is not None and found.path == "src/billing/models.py"
+    assert index.submodule(package, "util") == (ws / "src" / "billing" / "util.py").resolve()
+
+
+async def test_first_uses_come_first_and_the_layout_is_stable_while_typing(tmp_path):
+    ws = workspace(tmp_path)
+    index = WorkspaceIndex()
+    index.set_roots([str(ws)])
+    ctx = RepositoryContext(index)
+    app = ws / "src" / "billing" / "app.py"
+    head = "from billing import util\nfrom billing.models import Invoice, total_due, RATE\n\n"
+    text = head + "inv = Invoice('a', 5)\nprint(util.cents(1.5))\nx = "
+    await ctx.ready("file:///app.py", app, text, 1, 5.0)
+    # A budget too small for Invoice's outline: total_due and RATE (not used yet) come before Invoice
+    # (used above); the function read above through its module (util.cents) fits too.
+    snippets = ctx.snippets("file:///app.py", "src/billing/app.py", text, 200)
+    assert [s.path for s in snippets] == ["src/billing/util.py", "src/billing/models.py"]
+    assert snippets[1].text.startswith("def total_due(invoice: Invoice, *, tax: float=0.2) -> float:\n")
+    assert "RATE = 0.2" in snippets[1].text and "class Invoice" not in snippets[1].text
+    # Smaller still: the headers of the first uses only.
+    tiny = ctx.snippets("file:///app.py", "src/billing/app.py", text, 90)
+    assert tiny[0].text == "def total_due(invoice: Invoice, *, tax: float=0.2) -> float: ...\n\nRATE = 0.2"
+    # With room for everything: import order, grouped by file; the module's attribute read above too.
+    full = ctx.snippets("file:///app.py", "src/billing/app.py", text, 5000)
+    assert [s.path for s in full] == ["src/billing/util.py", "src/billing/models.py"]
+    models_text = full[1].text
+    assert models_text.index("class Invoice") < models_text.index("def total_due") < models_text.index("RATE")
+    # Typing more of the line changes nothing in the context (the prompt cache keeps it).
+    assert ctx.snippets("file:///app.py", "src/billing/app.py", text + "round(", 5000) == full
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks")
+def test_a_symlink_out_of_the_workspace_a_secret_and_an_excluded_file_are_never_read(tmp_path):
+    """The hostile workspace: a module that is a symlink to a file of the user's outside it, a
+    secrets module, and a file the user excluded by glob."""
+    ws = workspace(tmp_path)
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "keys.py").write_text('API_TOKEN = "sk-outside-the-workspace"\n')
+    (ws / "src" / "billing" / "leak.py").symlink_to(outside / "keys.py")
+    (ws / "src" / "billing" / "secrets.py").write_text('DB_PASSWORD = "hunter2"\n')
+    (ws / "src" / "billing" / "internal.py").write_text('SALT = "pepper"\n')
+    index = WorkspaceIndex()
+    index.set_roots([str(ws)])
+    index.exclude_globs = ("**/internal.py",)
+    app = ws / "src" / "billing" / "app.py"
+    for module in ("leak", "secrets", "internal"):
+        assert index.resolve_module(app, 1, module) is None
+    assert index.scan()["files"] == 3  # __init__, models, util and nothing else
+    assert not any(p.name in ("keys.py", "secrets.py", "internal.py") for p in index._outlines)
+
+
+async def test_the_model_receives_the_imported_definitions_without_open_tabs(mock, tmp_path):
+    ws = workspace(tmp_path)
+    app = ws / "src" / "billing" / "app.py"
+    text = "from billing.models import Invoice, total_due\n\ninv = Invoice('acme', 1200)\namount = "
+    mock.configure(text="total_due(inv)")
+    async with kestrel(mock_options(mock, "fim", model="qwen2.5-coder-0.5b"), workspace=ws) as client:
+        open_doc(client, app.as_uri(), text)
+        assert await complete(client, app.as_uri(), 3, 9) == "total_due(inv)"
+        prompt = mock.stats()["last_request"]["prompt"]
+    assert prompt.startswith("<|file_sep|>src/billing/models.py\n@dataclass\nclass Invoice:")
+    assert "def total_due(invoice: Invoice, *, tax: float=0.2) -> float:" in prompt
+    assert "<|file_sep|>src/billing/app.py\n<|fim_prefix|>from billing.models import" in prompt
+    assert str(tmp_path) not in prompt  # relative paths only
+
+
+async def test_repository_context_can_be_turned_off(mock, tmp_path):
+    ws = workspace(tmp_path)
+    app = ws / "src" / "billing" / "app.py"
+    mock.configure(text="1")
+    options = mock_options(mock, "fim", model="qwen2.5-coder-0.5b", completion={"repositoryContext": False})
+    async with kestrel(options, workspace=ws) as client:
+        open_doc(client, app.as_uri(), "from billing.models import total_due\n\nx = ")
+        await complete(client, app.as_uri(), 2, 4)
+        prompt = mock.stats()["last_request"]["prompt"]
+    assert "total_due(invoice" not in prompt and "<|file_sep|>" not in prompt

@@ -4,13 +4,12 @@ files never do; the layout stays byte-identical while the user types."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
 import pytest
 
-from conftest import complete, kestrel, mock_options, open_doc, wait_for
+from conftest import complete, kestrel, mock_options, open_doc
 from kestrel.context.python_outline import import_statements, imported_names, outline
 from kestrel.context.repository import RepositoryContext
 from kestrel.context.workspace_index import WorkspaceIndex

@@ -89,6 +89,7 @@ export interface ServerSettings {
     maxTokens: number;
     disabledLanguages: string[];
     excludeGlobs: string[];
+    repositoryContext: boolean;
   };
   local: {
     enabled: boolean;
@@ -210,6 +211,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
         .filter((k) => k !== "*" && languages[k] === false)
         .sort(),
       excludeGlobs: strings(cfg, "completion.excludeGlobs"),
+      repositoryContext: bool(cfg, "completion.repositoryContext", true),
     },
     local: {
       enabled: bool(cfg, "local.enabled", true),

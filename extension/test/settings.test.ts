@@ -28,6 +28,7 @@ describe("buildServerSettings", () => {
         "completion.languages": { "*": true, markdown: false, python: true, plaintext: false },
         "completion.excludeGlobs": ["**/secret/**", "", 3],
         "completion.debounceMs": 40,
+        "completion.repositoryContext": false,
         "local.enabled": false,
         "server.python": "/usr/bin/python3",
       }),
@@ -45,6 +46,7 @@ describe("buildServerSettings", () => {
         maxTokens: 64,
         disabledLanguages: ["markdown", "plaintext"],
         excludeGlobs: ["**/secret/**"],
+        repositoryContext: false,
       },
       local: { enabled: false },
     });
@@ -52,7 +54,7 @@ describe("buildServerSettings", () => {
 
   it("never forwards client-only settings (the server rejects unknown completion keys)", () => {
     const s = buildServerSettings(cfg({ "completion.debounceMs": 100, "server.command": ["x"] }));
-    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "maxLines", "maxTokens"]);
+    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "maxLines", "maxTokens", "repositoryContext"]);
     expect(JSON.stringify(s)).not.toMatch(/debounce|server/);
   });
 

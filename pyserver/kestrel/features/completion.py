@@ -48,6 +48,7 @@ class InlineCompletionFeature:
         self.engine = InlineCompletionEngine(core.host.settings.completion, core.status)
         self.neighbors = NeighborIndex()
         self.repository = RepositoryContext(core.workspace)
+        self._logged: object = None  # the repository context last written to the log
         core.host.subscribe(self._model_changed)
         core.documents.subscribe(opened=self._opened, closed=self._closed)
 
@@ -120,7 +121,8 @@ class InlineCompletionFeature:
             return ()
         snippets = self.repository.snippets(uri, shown_path, window, budget)
         report = self.repository.last
-        if snippets and report is not None:
+        if snippets and report is not None and report != self._logged:  # once per change, not per keystroke
+            self._logged = report
             log.info("completion context for %s: %s (%d characters)", report.path,
                      ", ".join(f"{name} from {path}" for path, name in report.definitions), report.chars)
         return snippets

@@ -167,3 +167,18 @@ async def test_repository_context_can_be_turned_off(mock, tmp_path):
         await complete(client, app.as_uri(), 2, 4)
         prompt = mock.stats()["last_request"]["prompt"]
     assert "total_due(invoice" not in prompt and "<|file_sep|>" not in prompt
+
+
+async def test_an_open_tab_that_defines_an_imported_name_sends_its_definitions_not_a_window(mock, tmp_path):
+    """The defining module open as a tab: its outline is sent once, not also a similarity window."""
+    ws = workspace(tmp_path)
+    app = ws / "src" / "billing" / "app.py"
+    models = ws / "src" / "billing" / "models.py"
+    mock.configure(text="1")
+    async with kestrel(mock_options(mock, "fim", model="qwen2.5-coder-0.5b"), workspace=ws) as client:
+        open_doc(client, models.as_uri(), MODELS)
+        open_doc(client, app.as_uri(), "from billing.models import total_due, Invoice\n\ninvoice = Invoice(")
+        await complete(client, app.as_uri(), 2, 18)
+        prompt = mock.stats()["last_request"]["prompt"]
+    assert prompt.count("<|file_sep|>src/billing/models.py\n") == 1
+    assert "return invoice.amount_cents" not in prompt  # the body is not sent: the outline is

@@ -115,12 +115,14 @@ class InlineCompletionEngine:
         # them); open-tab snippets follow the cursor, so they come last, in what budget is left.
         definitions = req.definitions(prefix, budget)
         budget -= sum(len(d.text) + len(d.path) + 16 for d in definitions)
+        defining = {d.path for d in definitions}  # a file whose definitions are sent gets no window too
+        neighbors = tuple(n for n in req.neighbors(prefix, budget) if n.path not in defining)
         prompt = CompletionPrompt(
             prefix=prefix,
             suffix=suffix_window(cur.after, s.suffix_tokens),
             language=req.language,
             path=req.path,
-            snippets=definitions + req.neighbors(prefix, budget),
+            snippets=definitions + neighbors,
             max_tokens=s.max_tokens if multiline else min(s.max_tokens, 64),
             multiline=multiline,
         )

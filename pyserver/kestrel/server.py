@@ -109,7 +109,6 @@ def _register_lifecycle(server: KestrelLanguageServer) -> None:
     @server.feature(types.INITIALIZED)
     def initialized(ls: KestrelLanguageServer, params: types.InitializedParams) -> None:
         ls.core.host.start()
-        ls.core.start_indexing()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: KestrelLanguageServer, params: types.DidChangeConfigurationParams) -> None:

@@ -69,7 +69,8 @@ def _resolve(index: WorkspaceIndex, importer: Path, names: tuple[ImportedName, .
 class RepositoryContext:
     def __init__(self, index: WorkspaceIndex) -> None:
         self.index = index
-        self._pending: dict[str, tuple[str, asyncio.Future[tuple[Resolved, ...]]]] = {}  # uri -> (imports, future)
+        # uri -> (imports, index generation, future of the resolution)
+        self._pending: dict[str, tuple[str, int, asyncio.Future[tuple[Resolved, ...]]]] = {}
         self._versions: dict[str, object] = {}  # uri -> the document version `prepare` last saw
         self.last: ContextReport | None = None
         self._chosen_names: list[tuple[str, str]] = []
@@ -78,34 +79,35 @@ class RepositoryContext:
         self._versions.pop(uri, None)
         entry = self._pending.pop(uri, None)
         if entry is not None:
-            entry[1].cancel()
+            entry[2].cancel()
 
     def prepare(self, uri: str, path: Path | None, text: str, version: object = None) -> None:
         """Start resolving the document's imports unless the same imports are resolved or in flight
         (a new version costs one scan for `import`: 0.5 ms on a 220 KB module)."""
-        if version is not None and self._versions.get(uri) == version and uri in self._pending:
+        entry = self._pending.get(uri)
+        fresh = entry is not None and entry[1] == self.index.generation
+        if version is not None and self._versions.get(uri) == version and fresh:
             return
         self._versions[uri] = version
         if path is None or self.index.root_of(path) is None:
             return
         key = import_block(text)
-        entry = self._pending.get(uri)
-        if entry is not None and entry[0] == key:
+        if fresh and entry[0] == key:
             return
         if entry is not None:
-            entry[1].cancel()
+            entry[2].cancel()
         future = asyncio.ensure_future(asyncio.to_thread(_resolve, self.index, path, imported_names(key)))
         future.add_done_callback(_log_failure)
-        self._pending[uri] = (key, future)
+        self._pending[uri] = (key, self.index.generation, future)
 
     async def ready(self, uri: str, path: Path | None, text: str, version: object, wait_s: float) -> None:
         """Prepare, and wait at most `wait_s` for the resolution (it goes on in the background)."""
         self.prepare(uri, path, text, version)
         entry = self._pending.get(uri)
-        if entry is None or entry[1].done() or wait_s <= 0:
+        if entry is None or entry[2].done() or wait_s <= 0:
             return
         try:  # shield: a request that stops waiting leaves the resolution running for the next one
-            await asyncio.wait_for(asyncio.shield(entry[1]), wait_s)
+            await asyncio.wait_for(asyncio.shield(entry[2]), wait_s)
         except asyncio.TimeoutError:
             pass
 
@@ -113,9 +115,9 @@ class RepositoryContext:
         """The definitions to put before the file in the prompt (import order, grouped by file);
         () while the document's imports are still being resolved."""
         entry = self._pending.get(uri)
-        if entry is None or budget_chars <= 0 or not entry[1].done():
+        if entry is None or budget_chars <= 0 or entry[1] != self.index.generation or not entry[2].done():
             return ()
-        future = entry[1]
+        future = entry[2]
         if future.cancelled() or future.exception() is not None:
             return ()
         resolved = future.result()

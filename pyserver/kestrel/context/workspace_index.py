@@ -42,6 +42,16 @@ class WorkspaceIndex:
         self._outlines: dict[Path, tuple[object, Outline]] = {}
         self._lock = threading.Lock()  # outlines are built in worker threads
         self.exclude_globs: tuple[str, ...] = ()
+        self.generation = 0  # bumped when what may be read changes: resolutions made before are stale
+
+    def set_exclusions(self, globs: tuple[str, ...]) -> None:
+        """The user's excludeGlobs; when they change, every outline is read again under the new ones."""
+        globs = tuple(globs)
+        if globs != self.exclude_globs:
+            with self._lock:
+                self.exclude_globs = globs
+                self._outlines.clear()
+                self.generation += 1
 
     def set_roots(self, roots: list[str]) -> None:
         resolved = []

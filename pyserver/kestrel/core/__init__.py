@@ -37,6 +37,7 @@ class Core:
         self.workspace = WorkspaceIndex(self._open_text)  # the user's code, outlined (completion context)
         self._scan_stop = threading.Event()
         self._scan: asyncio.Future | None = None
+        self.host.subscribe(self._settings_changed)
 
     # -- the workspace ---------------------------------------------------------------------
     def _open_text(self, path: Path) -> tuple[object, str] | None:
@@ -51,14 +52,14 @@ class Core:
             folders = [params.root_path]
         self.workspace.set_roots(folders)
 
-    def start_indexing(self) -> None:
-        """Outline the workspace's Python files in a worker thread (repository context)."""
+    def _settings_changed(self) -> None:
+        """Keep the index in step with the settings; the first configuration starts the scan."""
         settings = self.host.settings.completion
-        self.workspace.exclude_globs = settings.exclude_globs
-        if not settings.repository_context or not self.workspace.roots or self._scan is not None:
-            return
-        self._scan = asyncio.ensure_future(asyncio.to_thread(self.workspace.scan, self._scan_stop))
-        self._scan.add_done_callback(_indexed)
+        self.workspace.set_exclusions(settings.exclude_globs)  # drops outlines of newly excluded files
+        if settings.repository_context and self.workspace.roots and self._scan is None:
+            # Outline the workspace's Python files in a worker thread, so opened files resolve from memory.
+            self._scan = asyncio.ensure_future(asyncio.to_thread(self.workspace.scan, self._scan_stop))
+            self._scan.add_done_callback(_indexed)
 
     def notify(self, method: str, params: Any) -> None:
         self.server.protocol.notify(method, params)

@@ -1,6 +1,7 @@
 /** The `kestrel.*` commands of the client itself (inline edits and next edits register their own). */
 import * as vscode from "vscode";
 import { ChatViewProvider } from "./chat/chatView";
+import { showCompletionContext } from "./completionContext";
 import { selectEffort, selectProvider, showMenu, type MenuDeps } from "./quickPicks";
 
 export interface CommandDeps extends MenuDeps {
@@ -16,6 +17,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     "kestrel.selectProvider": () => selectProvider(d.apiKey),
     "kestrel.showMenu": () => showMenu(d),
     "kestrel.showLogs": () => d.log.show(true),
+    "kestrel.showCompletionContext": () => showCompletionContext(d.server.running(), d.log),
     "kestrel.focusChat": () => d.chat.focus(),
     "kestrel.newChat": () => d.chat.newChat(),
     "kestrel.stopChat": () => d.chat.stop(),

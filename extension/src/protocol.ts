@@ -125,6 +125,20 @@ export interface Status {
   effortNote: string | null;
 }
 
+export interface ContextDefinition {
+  path: string;
+  name: string;
+}
+
+/** What the last completion prompt was given from other files (repository context). */
+export interface CompletionContext {
+  path: string | null;
+  definitions: ContextDefinition[];
+  chars: number;
+  resolved: number;
+  enabled: boolean;
+}
+
 export interface DiagnosticsResult {
   tasks: number;
   openFiles: number;
@@ -172,6 +186,7 @@ export interface KestrelRequests {
   "kestrel/nextEdit": { params: NextEditParams; result: NextEditResult | null };
   "kestrel/getStatus": { params: NoParams; result: Status };
   "kestrel/diagnostics": { params: NoParams; result: DiagnosticsResult };
+  "kestrel/completionContext": { params: NoParams; result: CompletionContext };
 }
 
 /** Notifications the client sends: method → params. */

@@ -19,7 +19,7 @@ import type { ChatClient } from "./chat/chatView";
 export type Trigger = "explicit" | "automatic";
 
 /** `kestrel/*` requests that carry nothing from the workspace: sent without asking. */
-export const CODE_FREE_REQUESTS: ReadonlySet<string> = new Set(["kestrel/stopChat", "kestrel/getStatus", "kestrel/diagnostics"]);
+export const CODE_FREE_REQUESTS: ReadonlySet<string> = new Set(["kestrel/stopChat", "kestrel/getStatus", "kestrel/diagnostics", "kestrel/completionContext"]);
 /** `kestrel/*` requests the editor sends on its own (not in reply to a command). */
 export const AUTOMATIC_REQUESTS: ReadonlySet<string> = new Set(["kestrel/nextEdit"]);
 

@@ -142,6 +142,23 @@ class Status:
 
 
 @attrs.define(kw_only=True)
+class ContextDefinition:
+    path: str  # the defining file, relative to its workspace folder
+    name: str
+
+
+@attrs.define(kw_only=True)
+class CompletionContext:
+    """What the last completion prompt was given from other files (repository context)."""
+
+    path: str | None  # the file completed; None before any completion had repository context
+    definitions: list[ContextDefinition]  # in the order they were sent
+    chars: int  # their size in the prompt
+    resolved: int  # names the file imports from the workspace (what could have been sent)
+    enabled: bool  # kestrel.completion.repositoryContext
+
+
+@attrs.define(kw_only=True)
 class DiagnosticsResult:
     """Resource counts for soak tests and bug reports (no document text, no secrets)."""
 
@@ -235,6 +252,7 @@ EDIT = Request("kestrel/edit", EditParams, EditResult, lambda edit_id, why: Edit
 NEXT_EDIT = Request("kestrel/nextEdit", NextEditParams, NextEditResult | None)
 GET_STATUS = Request("kestrel/getStatus", NoParams, Status)
 DIAGNOSTICS = Request("kestrel/diagnostics", NoParams, DiagnosticsResult)
+COMPLETION_CONTEXT = Request("kestrel/completionContext", NoParams, CompletionContext)
 
 SET_API_KEY = Notification("kestrel/setApiKey", SetApiKeyParams, to_server=True, legacy=_set_api_key_legacy)
 STATUS = Notification("kestrel/status", Status)
@@ -244,7 +262,7 @@ CHAT_RESUMED = Notification("kestrel/chatResumed", ChatResumedParams)
 EDIT_STARTED = Notification("kestrel/editStarted", EditStartedParams)
 EDIT_DELTA = Notification("kestrel/editDelta", StreamDelta)
 
-REQUESTS = (CHAT, STEER, STOP_CHAT, EDIT, NEXT_EDIT, GET_STATUS, DIAGNOSTICS)
+REQUESTS = (CHAT, STEER, STOP_CHAT, EDIT, NEXT_EDIT, GET_STATUS, DIAGNOSTICS, COMPLETION_CONTEXT)
 NOTIFICATIONS = (SET_API_KEY, STATUS, CHAT_DELTA, CHAT_STEERED, CHAT_RESUMED, EDIT_STARTED, EDIT_DELTA)
 
 

@@ -198,6 +198,11 @@ def _register_kestrel_methods(server: KestrelLanguageServer) -> None:
         return protocol.from_wire({**ls.core.resources(), **ls.completion.counters()}, protocol.DiagnosticsResult)
 
 
+    @on(protocol.COMPLETION_CONTEXT)
+    def completion_context(ls: KestrelLanguageServer, params: protocol.NoParams) -> protocol.CompletionContext:
+        return protocol.from_wire(ls.completion.context_report(), protocol.CompletionContext)
+
+
 def kestrel_method(server: KestrelLanguageServer, method: protocol.Request | protocol.Notification) -> Callable:
     """Registers the decorated handler for `method`, called with the params parsed into
     `method.params`. Params that do not fit are logged and answered with the method's own error

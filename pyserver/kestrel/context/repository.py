@@ -166,8 +166,9 @@ class RepositoryContext:
             if cost <= left:
                 chosen[key] = (order, found, found.text)
                 left -= cost
-        self._chosen_names = [(f.path, f.name) for _, f, _ in chosen.values()]
-        return [(order, f.path, text) for order, f, text in chosen.values()]
+        ordered = sorted(chosen.values(), key=lambda c: c[0])  # prompt order: import order
+        self._chosen_names = [(f.path, f.name) for _, f, _ in ordered]
+        return [(order, f.path, text) for order, f, text in ordered]
 
 
 def _log_failure(future: asyncio.Future) -> None:

@@ -127,6 +127,15 @@ class InlineCompletionFeature:
                      ", ".join(f"{name} from {path}" for path, name in report.definitions), report.chars)
         return snippets
 
+    def context_report(self) -> dict:
+        """`kestrel/completionContext`: what the last prompt with repository context was given."""
+        report = self.repository.last
+        enabled = self.core.host.settings.completion.repository_context
+        if report is None:
+            return {"path": None, "definitions": [], "chars": 0, "resolved": 0, "enabled": enabled}
+        return {"path": report.path, "definitions": [{"path": p, "name": n} for p, n in report.definitions],
+                "chars": report.chars, "resolved": report.resolved, "enabled": enabled}
+
     def counters(self) -> dict:
         return {
             "liveGenerations": self.engine.live_generations,

@@ -241,6 +241,9 @@ class FakeKestrel:
         self.calls.append((path, cursor, tabs, text))
         return LspAnswer(text[:cursor] + "make_widget(x)" + text[cursor:], "make_widget(x)", 20.0, 0)
 
+    async def context(self, path):
+        return {"definitions": ["mypkg/models.py:make_widget"], "chars": 40, "resolved": 1}
+
 
 def test_one_task_through_every_system(tmp_path):
     t = next(t for t in app_tasks(tmp_path) if t.name == "make_widget")
@@ -341,3 +344,13 @@ def test_a_name_seen_above_its_import_gives_no_task(tmp_path):
     app = app.replace("def build(", "HOOK = make_widget\nfrom .models import make_widget\n\n\ndef build(")
     assert "from .models import make_widget" in app and app.index("HOOK") < app.index("widget = make_widget")
     assert "make_widget" not in {t.name for t in app_tasks(tmp_path, app)}
+
+
+def test_the_engine_recall_counts_the_name_at_the_cursor_among_what_was_sent():
+    recs = [_rec(i, {"raw": 0.0, "kestrel": 0.0}) for i in range(4)]
+    recs[0]["kestrel"]["context"] = {"definitions": ["y.py:g", "y.py:f"], "chars": 80, "resolved": 2}
+    recs[1]["kestrel"]["context"] = {"definitions": ["y.py:g"], "chars": 30, "resolved": 2}
+    recs[2]["kestrel"]["context"] = None  # the answer came from a cache: not counted
+    e = summary.summarize(recs)["engine"]
+    assert e == {"tasks": 2, "sent_the_name": 1, "misses": ["p/x.py:1:1 (f)"], "chars_p50": 80, "chars_max": 80}
+    assert summary.summarize([_rec(0, {"raw": 0.0, "kestrel": 0.0})])["engine"] is None  # an older Kestrel

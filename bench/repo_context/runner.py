@@ -117,6 +117,21 @@ class KestrelRepo:
         new_doc, inserted = apply_item(text, cursor, items[0])
         return LspAnswer(new_doc, inserted, latency, len(text) - (len(new_doc) - len(inserted)), error)
 
+    async def context(self, path: str) -> dict[str, Any] | None:
+        """What the context engine sent with this task's prompt (`kestrel/completionContext`): the
+        definitions as "path:name", in prompt order; None from a Kestrel without the request, or when
+        the last prompt was another file's (the answer came from a cache)."""
+        try:
+            got = await self.client.protocol.send_request_async("kestrel/completionContext", {})
+        except Exception:  # an older Kestrel: no such request
+            return None
+        got = got if isinstance(got, dict) else getattr(got, "_asdict", lambda: vars(got))()
+        if got.get("path") != path:
+            return None
+        defs = [d if isinstance(d, dict) else getattr(d, "_asdict", lambda d=d: vars(d))() for d in got["definitions"]]
+        return {"definitions": [f"{d['path']}:{d['name']}" for d in defs], "chars": got["chars"],
+                "resolved": got["resolved"]}
+
     async def stop(self) -> None:
         await stop_server(self.client, timeout=10.0)
         if self._log is not None:
@@ -144,7 +159,8 @@ async def answer(task: RepoTask, system: str, rawc: prompts.RepoFim, sessions: d
         lsp = await sessions[system].complete(roots[task.package], task.path, task.prefix + task.suffix, task.start,
                                               tabs)  # the editor's text: the reference is what is left to type
         text, latency, document = lsp.text, lsp.latency_ms, lsp.document
-        extra = {"replaced": lsp.replaced, **({"error": lsp.error} if lsp.error else {})}
+        extra = {"replaced": lsp.replaced, **({"error": lsp.error} if lsp.error else {}),
+                 "context": await sessions[system].context(task.path)}
     return {"text": text, "latency_ms": round(latency, 1), **scoring.score(task, document, text), **extra}
 
 

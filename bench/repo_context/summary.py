@@ -101,6 +101,7 @@ def summarize(records: list[dict[str, Any]], useful: float = USEFUL, noise: floa
         "margins": {f"{a}|{b}": margins(rows, a, b) for a, b in pairs},
         "latency_by_order": {s: latency_by_order(rows, s) for s in systems},
         "raw_exact_tasks": sum(r["raw"]["exact"] for r in rows) if "raw" in systems else None,
+        "engine": engine_recall(rows),
         "examples": {
             "oracle_useful_raw_not": pick_examples([r for r in rows if r["oracle"]["useful"] and not r["raw"]["useful"]],
                                            systems, spread="package") if "oracle" in systems else [],
@@ -204,6 +205,29 @@ def _method(doc: dict[str, Any]) -> list[str]:
     ]
 
 
+def engine_recall(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How often Kestrel's context engine (file only) sent the definition of the name at the cursor."""
+    reports = [(r, r["kestrel"].get("context")) for r in rows if "kestrel" in r]
+    known = [(r, c) for r, c in reports if c is not None]
+    if not known:
+        return None
+    hit = [r for r, c in known if any(d.rsplit(":", 1)[1] == r["name"] for d in c["definitions"])]
+    misses = [f"{r['task_id']} ({r['name']})" for r, c in known if r not in hit]
+    chars = sorted(c["chars"] for _, c in known)
+    return {"tasks": len(known), "sent_the_name": len(hit), "misses": misses,
+            "chars_p50": chars[len(chars) // 2], "chars_max": chars[-1]}
+
+
+def _engine(doc: dict[str, Any]) -> list[str]:
+    e = doc.get("engine")
+    if not e:
+        return []
+    return ["", f"What Kestrel's context engine sent (file only, `kestrel/completionContext` after each task): the "
+            f"definition of the cross-file name at the cursor in {e['sent_the_name']} of {e['tasks']} tasks; "
+            f"{e['chars_p50']} characters of definitions at the median ({e['chars_max']} at most). Misses: "
+            f"{', '.join(e['misses']) or 'none'}."]
+
+
 def _results(doc: dict[str, Any]) -> list[str]:
     systems = doc["systems"]
     out = ["### Results", "", *_md_table(HEADER, [stats_row(s, st) for s, st in doc["overall"].items()]), "",
@@ -222,7 +246,7 @@ def _results(doc: dict[str, Any]) -> list[str]:
                      [[s, f"{_ms(v['first']['p50'])} / {_ms(v['first']['p95'])} ({v['first']['n']})",
                        f"{_ms(v['later']['p50'])} / {_ms(v['later']['p95'])} ({v['later']['n']})"]
                       for s, v in doc["latency_by_order"].items()])
-    return out
+    return out + _engine(doc)
 
 
 def render_markdown(doc: dict[str, Any], command: str) -> str:

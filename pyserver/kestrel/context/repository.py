@@ -115,10 +115,9 @@ class RepositoryContext:
         """The definitions to put before the file in the prompt (import order, grouped by file);
         () while the document's imports are still being resolved."""
         entry = self._pending.get(uri)
-        if entry is None or budget_chars <= 0 or entry[1] != self.index.generation or not entry[2].done():
-            return ()
-        future = entry[2]
-        if future.cancelled() or future.exception() is not None:
+        future = None if entry is None or entry[1] != self.index.generation else entry[2]
+        if budget_chars <= 0 or future is None or not future.done() or future.cancelled() or future.exception():
+            self.last = ContextReport(shown_path, (), 0, 0)  # this prompt went without
             return ()
         resolved = future.result()
         chosen = self._select(resolved, window_before, budget_chars)

@@ -1,0 +1,149 @@
+"""python -m bench.context_ttft [--files N] [--model-path X.gguf]: what repository context costs while
+typing (issue 23: warm typing latency with context <= 1.1 x without, thanks to the cache-stable layout).
+
+Real files of the repository set (bench/repo_context: 2025-26 PyPI packages as the workspace), the
+same local llama.cpp server (the packaged 0.5B unless --model-path), and two kestrel-lsp processes
+that differ only in `completion.repositoryContext` (on / off). In each file the hidden line of a
+repository task is typed one character at a time (didChange + inlineCompletion per keystroke, as an
+editor sends them); per file one system types the whole line, then the other (alternating which goes
+first, so neither always finds the model's cache warm from the other). Reported per system: the
+first request in a file (cold: the prompt, with its context, is new to the model), and the requests
+that started a new generation while typing (warm: the cache holds the prompt's unchanged start),
+p50/p95 at the LSP boundary; typed-through keystrokes (answered from a live stream) are counted apart.
+Writes bench/out/context-ttft.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.lsp_client import (
+    KestrelClient,
+    as_dict,
+    change_doc,
+    inline_params,
+    open_doc,
+    position_of,
+    server_command,
+    stop_server,
+    wait_ready,
+)
+from bench.quality.lsp import server_env
+from bench.repo_context import sources, tasks
+
+OUT = Path(__file__).resolve().parent / "out" / "context-ttft.json"
+SYSTEMS = {"context on": True, "context off": False}
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(q * len(values)))], 1)
+
+
+async def _start(base_url: str, model: str, root: Path, context: bool, log: Any) -> KestrelClient:
+    """kestrel-lsp on the llama.cpp server, with `root` (one package) as its workspace folder."""
+    client = KestrelClient("kestrel-context-ttft")
+    await client.spawn(server_command(), server_env(base_url, model), log, tempfile.mkdtemp(prefix="kestrel-ttft-"))
+    await client.initialize({"kestrel": {"completion": {"repositoryContext": context}}}, root)
+    await wait_ready(client, 60.0, connected=False)
+    return client
+
+
+async def _type_line(client: KestrelClient, task: Any, root: Path) -> list[dict[str, Any]]:
+    """Type the task's hidden line at its cursor; one record per keystroke."""
+    uri = (root / task.path).as_uri()
+    before, line, after = task.prefix, task.truth.split("\n")[0], task.suffix
+    open_doc(client, uri, before + after)
+    out = []
+    for i in range(len(line) + 1):
+        text = before + line[:i] + after
+        if i:
+            change_doc(client, uri, text, i + 1)
+        started = as_dict(await client.request("kestrel/diagnostics"))["generationsStarted"]
+        pos = position_of(text, len(before) + i)
+        t0 = time.perf_counter()
+        await client.inline_items(inline_params(uri, pos.line, pos.character))
+        ms = (time.perf_counter() - t0) * 1000
+        new = as_dict(await client.request("kestrel/diagnostics"))["generationsStarted"] > started
+        out.append({"keystroke": i, "ms": ms, "new_generation": new})
+    client.close_doc(uri)
+    return out
+
+
+async def run(n_files: int, model_path: str | None) -> dict[str, Any]:
+    from kestrel.local.models import resolve_model
+    from kestrel.local.runtime import LocalModelServer
+
+    roots = sources.ensure_all()
+    picked, seen = [], set()
+    for task in tasks.sample(tasks.candidates(roots), 48):
+        if (task.package, task.path) not in seen and "\n" not in task.truth.strip():
+            seen.add((task.package, task.path))
+            picked.append(task)
+    picked = picked[:n_files]
+    model = resolve_model(model_path, allow_download=False)
+    llama = LocalModelServer(model, n_ctx=8192, require_key=False)
+    await llama.start()
+    log = open(OUT.parent / "context-ttft-server.log", "ab")
+    records: dict[str, list[dict[str, Any]]] = {s: [] for s in SYSTEMS}
+    clients: dict[str, dict[str, KestrelClient]] = {s: {} for s in SYSTEMS}  # one process per system and package
+    try:
+        for k, task in enumerate(picked):
+            order = list(SYSTEMS) if k % 2 == 0 else list(reversed(SYSTEMS))
+            for name in order:
+                client = clients[name].get(task.package)
+                if client is None:
+                    client = await _start(llama.base_url, model.name, roots[task.package], SYSTEMS[name], log)
+                    clients[name][task.package] = client
+                    await asyncio.sleep(2.0)  # let its workspace scan finish before measuring
+                for rec in await _type_line(client, task, roots[task.package]):
+                    records[name].append({**rec, "file": f"{task.package}/{task.path}"})
+            print(f"context ttft: {k + 1}/{len(picked)} files", file=sys.stderr, flush=True)
+    finally:
+        for per_package in clients.values():
+            for client in per_package.values():
+                await stop_server(client, timeout=10.0)
+        await llama.stop()
+        log.close()
+    summary = {}
+    for name, recs in records.items():
+        cold = [r["ms"] for r in recs if r["keystroke"] == 0]
+        warm = [r["ms"] for r in recs if r["keystroke"] > 0 and r["new_generation"]]
+        through = [r["ms"] for r in recs if r["keystroke"] > 0 and not r["new_generation"]]
+        summary[name] = {"cold_p50": _pct(cold, 0.5), "cold_p95": _pct(cold, 0.95), "warm_p50": _pct(warm, 0.5),
+                         "warm_p95": _pct(warm, 0.95), "warm_n": len(warm), "typed_through_n": len(through),
+                         "typed_through_p50": _pct(through, 0.5), "files": len(cold)}
+    on, off = summary["context on"], summary["context off"]
+    ratio = round(on["warm_p50"] / off["warm_p50"], 2) if on["warm_p50"] and off["warm_p50"] else None
+    return {"model": model.name, "files": [f"{t.package}/{t.path}" for t in picked], "summary": summary,
+            "warm_p50_ratio_on_off": ratio, "records": records}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.context_ttft", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--files", type=int, default=8)
+    p.add_argument("--model-path", default=None)
+    args = p.parse_args(argv)
+    doc = asyncio.run(run(args.files, args.model_path))
+    OUT.parent.mkdir(exist_ok=True)
+    OUT.write_text(json.dumps(doc, indent=1))
+    print(f"{'system':12s} {'cold p50/p95 ms':>18s} {'warm new-generation p50/p95 ms (n)':>38s} {'typed-through n':>16s}")
+    for name, s in doc["summary"].items():
+        print(f"{name:12s} {s['cold_p50']!s:>8s} / {s['cold_p95']!s:<8s} {s['warm_p50']!s:>16s} / {s['warm_p95']!s:<8s}"
+              f" ({s['warm_n']})       {s['typed_through_n']:>6d}")
+    print(f"warm p50 ratio, context on / off: {doc['warm_p50_ratio_on_off']} (target <= 1.1)")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

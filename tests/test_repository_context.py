@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
-from conftest import complete, kestrel, mock_options, open_doc
+from conftest import change_doc, complete, kestrel, mock_options, open_doc
 from kestrel.context.python_outline import import_statements, imported_names, outline
 from kestrel.context.repository import RepositoryContext
 from kestrel.context.workspace_index import WorkspaceIndex
@@ -182,3 +183,22 @@ async def test_an_open_tab_that_defines_an_imported_name_sends_its_definitions_n
         prompt = mock.stats()["last_request"]["prompt"]
     assert prompt.count("<|file_sep|>src/billing/models.py\n") == 1
     assert "return invoice.amount_cents" not in prompt  # the body is not sent: the outline is
+
+
+async def test_a_saved_change_to_a_defining_file_reaches_the_next_prompt(mock, tmp_path):
+    ws = workspace(tmp_path)
+    app = ws / "src" / "billing" / "app.py"
+    models = ws / "src" / "billing" / "models.py"
+    text = "from billing.models import total_due\n\nx = "
+    mock.configure(text="1")
+    async with kestrel(mock_options(mock, "fim", model="qwen2.5-coder-0.5b"), workspace=ws) as client:
+        open_doc(client, app.as_uri(), text)
+        await complete(client, app.as_uri(), 2, 4)
+        assert "def total_due(invoice: Invoice, *, tax: float=0.2)" in mock.stats()["last_request"]["prompt"]
+        models.write_text(MODELS.replace("tax: float = 0.2", "vat: float = 0.25"))
+        client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=models.as_uri())))
+        change_doc(client, app.as_uri(), text + "t", 2)
+        await complete(client, app.as_uri(), 2, 5)
+        prompt = mock.stats()["last_request"]["prompt"]
+    assert "def total_due(invoice: Invoice, *, vat: float=0.25)" in prompt and "tax: float" not in prompt

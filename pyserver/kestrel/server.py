@@ -129,6 +129,10 @@ def _register_documents(server: KestrelLanguageServer) -> None:
     def did_change(ls: KestrelLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         ls.core.documents.touched(params.text_document.uri)
 
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: KestrelLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.core.file_saved(params.text_document.uri)
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: KestrelLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.core.documents.closed(params.text_document.uri)

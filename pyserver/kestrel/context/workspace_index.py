@@ -199,6 +199,13 @@ class WorkspaceIndex:
             time.sleep(0)  # let the event loop's thread have the GIL between files
         return {"files": files, "lines": lines, "seconds": time.perf_counter() - started}
 
-    def forget(self, path: Path) -> None:
+    def file_changed(self, path: Path) -> None:
+        """A file was saved (or created, deleted): its outline is read again, and every resolution
+        made before is stale (another file's context may hold its old definitions)."""
+        try:
+            path = path.resolve()
+        except (OSError, RuntimeError):
+            return
         with self._lock:
             self._outlines.pop(path, None)
+            self.generation += 1

@@ -52,6 +52,10 @@ class Core:
             folders = [params.root_path]
         self.workspace.set_roots(folders)
 
+    def file_saved(self, uri: str) -> None:
+        if uri_to_path(uri).endswith(".py"):
+            self.workspace.file_changed(Path(uri_to_path(uri)))
+
     def _settings_changed(self) -> None:
         """Keep the index in step with the settings; the first configuration starts the scan."""
         settings = self.host.settings.completion

@@ -24,7 +24,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent / "pyserver"))
 
-from kestrel.context.python_outline import import_block, imported_names  # noqa: E402
+from kestrel.context.python_outline import import_block, import_statements, imported_names  # noqa: E402
 from kestrel.context.repository import RepositoryContext, _resolve  # noqa: E402
 from kestrel.context.window import prefix_window  # noqa: E402
 from kestrel.context.workspace_index import WorkspaceIndex  # noqa: E402
@@ -83,7 +83,7 @@ def main() -> None:
         resolve_ms.append((time.perf_counter() - t0) * 1000)
         window = prefix_window(task.prefix, 1500)
         t0 = time.perf_counter()
-        ctx._select(resolved, window, 2100)
+        ctx._select(resolved, import_statements, window, 2100)
         select_ms.append((time.perf_counter() - t0) * 1000)
     for key, values in (("resolve_ms", resolve_ms), ("select_ms", select_ms)):
         results[key] = {"p50": round(statistics.median(values), 2), "p95": round(_pct(values, 0.95), 2),

@@ -29,6 +29,7 @@ class Outline:
     reexports: dict[str, tuple[int, str, str]]  # name -> (level, module, name there): `from .x import y`
     submodule_names: frozenset[str]  # `from . import x` binds a module (resolved by the index)
     lines: int = 0  # of the source
+    star_from: tuple[str, ...] = ()  # TypeScript `export * from "./x"`: modules whose exports are its own
 
     def header(self, name: str) -> str | None:
         """A definition's first line (`def f(a: int) -> str:`, `class A(B):`), as a one-line stub."""
@@ -36,8 +37,10 @@ class Outline:
         if text is None:
             return None
         lines = text.split("\n")
-        first = next((line for line in lines if not line.startswith("@")), lines[0])  # past decorators
-        return first + " ..." if first.endswith(":") else first
+        first = next((line for line in lines if not line.startswith(("@", "/**"))), lines[0])  # past decorators
+        if first.endswith(":"):
+            return first + " ..."
+        return first + " ... }" if first.endswith("{") else first  # TypeScript
 
 
 def _docstring(body: list[ast.stmt]) -> list[ast.stmt]:

@@ -13,9 +13,11 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..providers.base import Snippet
-from .python_outline import ImportedName, import_block, import_statements, imported_names
+from .python_outline import ImportedName, import_statements, imported_names
+from .ts_outline import TS_SUFFIXES, import_statements_ts, imported_names_ts
 from .workspace_index import Located, WorkspaceIndex
 
 log = logging.getLogger(__name__)
@@ -66,11 +68,24 @@ def _resolve(index: WorkspaceIndex, importer: Path, names: tuple[ImportedName, .
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class _Pending:
+    imports: str  # the file's import statements when the resolution started
+    generation: int  # the index's generation then (a saved file or new exclusions make it stale)
+    future: asyncio.Future  # of tuple[Resolved, ...]
+    statements: Callable[[str], list[str]]  # the file language's import-statement finder
+
+
+def _imports_of(path: Path) -> tuple[Callable[[str], list[str]], Callable[[str], tuple[ImportedName, ...]]]:
+    if path.suffix in TS_SUFFIXES:
+        return import_statements_ts, imported_names_ts
+    return import_statements, imported_names
+
+
 class RepositoryContext:
     def __init__(self, index: WorkspaceIndex) -> None:
         self.index = index
-        # uri -> (imports, index generation, future of the resolution)
-        self._pending: dict[str, tuple[str, int, asyncio.Future[tuple[Resolved, ...]]]] = {}
+        self._pending: dict[str, _Pending] = {}
         self._versions: dict[str, object] = {}  # uri -> the document version `prepare` last saw
         self.last: ContextReport | None = None
         self._chosen_names: list[tuple[str, str]] = []
@@ -79,35 +94,36 @@ class RepositoryContext:
         self._versions.pop(uri, None)
         entry = self._pending.pop(uri, None)
         if entry is not None:
-            entry[2].cancel()
+            entry.future.cancel()
 
     def prepare(self, uri: str, path: Path | None, text: str, version: object = None) -> None:
         """Start resolving the document's imports unless the same imports are resolved or in flight
         (a new version costs one scan for `import`: 0.5 ms on a 220 KB module)."""
         entry = self._pending.get(uri)
-        fresh = entry is not None and entry[1] == self.index.generation
+        fresh = entry is not None and entry.generation == self.index.generation
         if version is not None and self._versions.get(uri) == version and fresh:
             return
         self._versions[uri] = version
         if path is None or self.index.root_of(path) is None:
             return
-        key = import_block(text)
-        if fresh and entry[0] == key:
+        statements, names = _imports_of(path)
+        key = "\n".join(statements(text))
+        if fresh and entry.imports == key:
             return
         if entry is not None:
-            entry[2].cancel()
-        future = asyncio.ensure_future(asyncio.to_thread(_resolve, self.index, path, imported_names(key)))
+            entry.future.cancel()
+        future = asyncio.ensure_future(asyncio.to_thread(_resolve, self.index, path, names(key)))
         future.add_done_callback(_log_failure)
-        self._pending[uri] = (key, self.index.generation, future)
+        self._pending[uri] = _Pending(key, self.index.generation, future, statements)
 
     async def ready(self, uri: str, path: Path | None, text: str, version: object, wait_s: float) -> None:
         """Prepare, and wait at most `wait_s` for the resolution (it goes on in the background)."""
         self.prepare(uri, path, text, version)
         entry = self._pending.get(uri)
-        if entry is None or entry[2].done() or wait_s <= 0:
+        if entry is None or entry.future.done() or wait_s <= 0:
             return
         try:  # shield: a request that stops waiting leaves the resolution running for the next one
-            await asyncio.wait_for(asyncio.shield(entry[2]), wait_s)
+            await asyncio.wait_for(asyncio.shield(entry.future), wait_s)
         except asyncio.TimeoutError:
             pass
 
@@ -115,12 +131,12 @@ class RepositoryContext:
         """The definitions to put before the file in the prompt (import order, grouped by file);
         () while the document's imports are still being resolved."""
         entry = self._pending.get(uri)
-        future = None if entry is None or entry[1] != self.index.generation else entry[2]
+        future = None if entry is None or entry.generation != self.index.generation else entry.future
         if budget_chars <= 0 or future is None or not future.done() or future.cancelled() or future.exception():
             self.last = ContextReport(shown_path, (), 0, 0)  # this prompt went without
             return ()
         resolved = future.result()
-        chosen = self._select(resolved, window_before, budget_chars)
+        chosen = self._select(resolved, entry.statements, window_before, budget_chars)
         self.last = ContextReport(shown_path, tuple(self._chosen_names), sum(len(t) for _, _, t in chosen),
                                   len(resolved))
         by_file: dict[str, list[str]] = {}
@@ -128,11 +144,12 @@ class RepositoryContext:
             by_file.setdefault(path, []).append(text)
         return tuple(Snippet(path=p, text="\n\n".join(texts)) for p, texts in by_file.items())
 
-    def _select(self, resolved: tuple[Resolved, ...], window_before: str, budget: int) -> list[tuple[int, str, str]]:
+    def _select(self, resolved: tuple[Resolved, ...], statements: Callable[[str], list[str]], window_before: str,
+                budget: int) -> list[tuple[int, str, str]]:
         """(import order, defining file, rendered definition) pairs within budget. Names not yet used above the cursor
         come first: each gets its one-line header, then as many as fit get their whole outline (in
         priority order: first use, then import order); names already used follow, whole or not at all."""
-        for statement in import_statements(window_before):
+        for statement in statements(window_before):
             window_before = window_before.replace(statement, "")
         used = set(_IDENT.findall(window_before))
         attrs_read = {u for u in used if "." in u}

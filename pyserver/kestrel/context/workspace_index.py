@@ -15,6 +15,7 @@ from typing import Callable
 
 from .exclusion import is_excluded
 from .python_outline import Outline, outline
+from .ts_outline import TS_SUFFIXES, outline_ts
 
 MAX_FILE_BYTES = 1_000_000
 MAX_SCANNED_FILES = 20_000  # the background scan stops here (a monorepo is indexed on demand beyond)
@@ -22,6 +23,10 @@ MAX_SCANNED_FILES = 20_000  # the background scan stops here (a monorepo is inde
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "dist", "build", "venv", "env", "target"})
 MAX_REEXPORT_DEPTH = 4  # `pkg/__init__.py` re-exports from `.core`, which re-exports from `.core.array`...
 SOURCE_ROOTS = ("", "src")  # a package lives at the folder's top or in its src/ layout
+INDEXED_SUFFIXES = (".py", *TS_SUFFIXES)
+# `./x.js` in TypeScript source names `./x.ts`; an extensionless specifier tries these in order.
+_TS_FOR_JS = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
+_TS_TRIES = (".ts", ".tsx", ".d.ts", ".mts", ".js", ".jsx", ".mjs")
 
 
 @dataclass(frozen=True)
@@ -98,9 +103,26 @@ class WorkspaceIndex:
                     return found
         return None
 
+    def _ts_module(self, importer: Path, spec: str) -> Path | None:
+        """A relative specifier of a TypeScript/JavaScript import (packages and path aliases: None)."""
+        if not spec.startswith("."):
+            return None
+        base = importer.parent / spec
+        tries = [base.with_suffix(s) for s in _TS_FOR_JS.get(base.suffix, ())]
+        tries += [base, *(Path(str(base) + s) for s in _TS_TRIES), *(base / ("index" + s) for s in _TS_TRIES)]
+        for candidate in tries:
+            if os.path.isfile(candidate):
+                found = self._readable(candidate)
+                if found is not None:
+                    return found
+        return None
+
     def resolve_module(self, importer: Path, level: int, module: str) -> Path | None:
-        """The file of `from <level dots><module> import ...` written in `importer`, if it is in the
-        workspace (the standard library and installed packages are not: None)."""
+        """The file of `from <level dots><module> import ...` written in `importer` (or of `import ...
+        from "<module>"` in TypeScript/JavaScript), if it is in the workspace (the standard library
+        and installed packages are not: None)."""
+        if importer.suffix in TS_SUFFIXES:
+            return self._ts_module(importer, module)
         parts = [p for p in module.split(".") if p]
         if level:
             base = importer.parent
@@ -140,7 +162,7 @@ class WorkspaceIndex:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 return Outline({}, {}, frozenset())
-        result = outline(text)
+        result = outline_ts(text, path.suffix) if path.suffix in TS_SUFFIXES else outline(text)
         with self._lock:
             self._outlines[path] = (stamp, result)
         return result
@@ -158,6 +180,11 @@ class WorkspaceIndex:
             target = self.resolve_module(module_file, level, module)
             if target is not None and target != module_file:
                 return self.definition(target, there, depth + 1)
+        for spec in out.star_from if depth < MAX_REEXPORT_DEPTH else ():
+            target = self.resolve_module(module_file, 0, spec)
+            found = self.definition(target, name, depth + 1) if target not in (None, module_file) else None
+            if found is not None:
+                return found
         return None
 
     def submodule(self, module_file: Path, name: str) -> Path | None:
@@ -170,13 +197,14 @@ class WorkspaceIndex:
         root = self.root_of(path)
         return path.relative_to(root).as_posix() if root is not None else path.name
 
-    def python_files(self) -> list[Path]:
-        """The workspace's Python files (hidden folders, environments and build output skipped)."""
+    def source_files(self) -> list[Path]:
+        """The workspace's Python, TypeScript and JavaScript files (hidden folders, dependencies,
+        environments and build output skipped)."""
         out: list[Path] = []
         for root in self._roots:
             for folder, dirs, files in os.walk(root):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-                out.extend(Path(folder) / f for f in sorted(files) if f.endswith(".py"))
+                out.extend(Path(folder) / f for f in sorted(files) if f.endswith(INDEXED_SUFFIXES))
                 if len(out) >= MAX_SCANNED_FILES:
                     return out[:MAX_SCANNED_FILES]
         return out
@@ -187,7 +215,7 @@ class WorkspaceIndex:
         import time
 
         started, files, lines = time.perf_counter(), 0, 0
-        for path in self.python_files():
+        for path in self.source_files():
             if stop is not None and stop.is_set():
                 break
             real = self._readable(path)

@@ -61,7 +61,7 @@ class Core:
         settings = self.host.settings.completion
         self.workspace.set_exclusions(settings.exclude_globs)  # drops outlines of newly excluded files
         if settings.repository_context and self.workspace.roots and self._scan is None:
-            # Outline the workspace's Python files in a worker thread, so opened files resolve from memory.
+            # Outline the workspace's source files in a worker thread, so opened files resolve from memory.
             self._scan = asyncio.ensure_future(asyncio.to_thread(self.workspace.scan, self._scan_stop))
             self._scan.add_done_callback(_indexed)
 
@@ -115,5 +115,5 @@ def _indexed(future: asyncio.Future) -> None:
         log.warning("workspace index: the scan failed: %r", future.exception())
         return
     cost = future.result()
-    log.info("workspace index: %d Python files, %d lines outlined in %.2f s",
+    log.info("workspace index: %d source files, %d lines outlined in %.2f s",
              cost["files"], cost["lines"], cost["seconds"])

@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 # was just opened) and are not resolved yet: after the workspace scan that is a few stat calls; a
 # slower resolution goes on in the background and the next request has it.
 RESOLVE_WAIT_S = 0.05
+# Languages whose imports the workspace index resolves (Python by its import system; TypeScript and
+# JavaScript by relative specifiers: `./x`, `../y/index`).
+REPOSITORY_LANGUAGES = frozenset({"python", "typescript", "typescriptreact", "javascript", "javascriptreact"})
 
 def completion_settings(settings: Settings, embedded: bool) -> CompletionSettings:
     """CPU-sized windows for the embedded model, unless the user asked for smaller."""
@@ -59,7 +62,7 @@ class InlineCompletionFeature:
             self.engine.set_provider(host.provider)  # drops streams of the old provider
 
     def _uses_repository(self, language: str) -> bool:
-        return self.core.host.settings.completion.repository_context and language == "python"
+        return self.core.host.settings.completion.repository_context and language in REPOSITORY_LANGUAGES
 
     def _opened(self, uri: str, text: str) -> None:
         doc = self.core.documents.get(uri)

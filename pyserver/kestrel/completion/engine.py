@@ -108,7 +108,8 @@ class InlineCompletionEngine:
         cur = req.cur
         if opens_a_line(cur.line_before, cur.line_after):
             cur = _opened(cur, _pushed_indent(cur))
-        multiline = wants_multiline(cur.line_before, cur.line_after)
+        rest = cur.after.split("\n", 2)
+        multiline = wants_multiline(cur.line_before, cur.line_after, rest[1] if len(rest) > 1 else None)
         prefix = prefix_window(cur.before, s.prefix_tokens)
         budget = int(s.context_tokens * 3.5)
         # Imported definitions first: they are stable while the user types (the prompt cache keeps

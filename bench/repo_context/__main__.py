@@ -2,9 +2,10 @@
 
 The repository set: lines that use a name imported from another module of the same package, in
 real Python packages published after the model was trained (packages.toml), CrossCodeEval's
-construction. Four systems on one model endpoint: raw (the file alone), oracle (raw with the
+construction. Five systems on one model endpoint: raw (the file alone), oracle (raw with the
 definitions of the cross-file names in Qwen2.5-Coder's repository format), kestrel (only the file
-open) and kestrel-tabs (the defining modules open as tabs). Default: a seeded sample of 48 tasks
+open), kestrel-tabs (the defining modules open as tabs) and kestrel-nocontext (kestrel with its
+repository context off). Default: a seeded sample of 48 tasks
 spread over the packages, on the packaged Qwen2.5-Coder-0.5B through a local llama.cpp server.
 Prints the table, writes bench/out/repo-context.json (with per-task records) and the last section
 of bench/QUALITY.md. With --model-path or --base-url the outputs are named after the model

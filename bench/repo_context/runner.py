@@ -8,7 +8,9 @@ Systems, each asked once per task, which one goes first rotating task by task:
   (prompts.repo_prompt);
 - kestrel: `kestrel-lsp` with only the current file open;
 - kestrel-tabs: `kestrel-lsp` with the defining modules open as tabs (didOpen'ed, whole files from
-  disk, before the current file), as an editor holds them.
+  disk, before the current file), as an editor holds them;
+- kestrel-nocontext: `kestrel-lsp` with only the current file open and `completion.repositoryContext`
+  off (what the context engine adds, on the same pipeline).
 
 The two Kestrel systems are two server processes (Kestrel caches an answer per document and cursor,
 so one process would hand the second system the first one's answer). Both have every package's
@@ -44,7 +46,7 @@ from bench.quality.lsp import LspAnswer, apply_item, server_env
 from . import prompts, scoring
 from .tasks import RepoTask
 
-SYSTEMS = ("raw", "oracle", "kestrel", "kestrel-tabs")
+SYSTEMS = ("raw", "oracle", "kestrel", "kestrel-tabs", "kestrel-nocontext")
 N_CTX = 8192  # raw windows (1,500 + 400 tokens) + up to ~1,150 tokens of definitions, with room to spare
 
 
@@ -62,9 +64,10 @@ class Endpoint:
 class KestrelRepo:
     """One kestrel-lsp process with the packages' roots as its workspace folders."""
 
-    def __init__(self, endpoint: Endpoint, roots: dict[str, Path], log_path: Path, kestrel_src: str | None = None
-                 ) -> None:
+    def __init__(self, endpoint: Endpoint, roots: dict[str, Path], log_path: Path, kestrel_src: str | None = None,
+                 options: dict[str, Any] | None = None) -> None:
         self.endpoint = endpoint
+        self.options = options  # initializationOptions
         self.roots = roots
         self.log_path = log_path
         self.kestrel_src = kestrel_src
@@ -84,7 +87,7 @@ class KestrelRepo:
         folders = [types.WorkspaceFolder(uri=root.as_uri(), name=name) for name, root in self.roots.items()]
         result = await self.client.initialize_async(types.InitializeParams(
             capabilities=client_capabilities(), process_id=os.getpid(), root_uri=folders[0].uri,
-            workspace_folders=folders))
+            workspace_folders=folders, initialization_options=self.options))
         self.client.initialized(types.InitializedParams())
         if result.capabilities.inline_completion_provider is None:
             raise RuntimeError("kestrel-lsp does not advertise textDocument/inlineCompletion")
@@ -193,7 +196,9 @@ async def evaluate(tasks: list[RepoTask], roots: dict[str, Path], *, model_path:
     else:
         model_info = {"model": endpoint.model, "model_path": None, "endpoint": endpoint.base_url}
     rawc = prompts.RepoFim(endpoint.base_url, endpoint.model, endpoint.api_key)
-    sessions = {s: KestrelRepo(endpoint, roots, logs / f"repo-context-{s}.log", kestrel_src)
+    off = {"kestrel": {"completion": {"repositoryContext": False}}}
+    sessions = {s: KestrelRepo(endpoint, roots, logs / f"repo-context-{s}.log", kestrel_src,
+                               off if s == "kestrel-nocontext" else None)
                 for s in systems if s.startswith("kestrel")}
     records: list[dict[str, Any]] = []
     try:

@@ -21,8 +21,8 @@ MARKER = "<!-- completion-repository: written by python -m bench.repo_context --
 USEFUL = 0.7
 NOISE = 0.4
 BINARY = ("exact", "useful", "noise", "uses_name")
-COMPARISONS = (("oracle", "raw"), ("kestrel", "raw"), ("kestrel-tabs", "kestrel"), ("kestrel-tabs", "raw"),
-               ("oracle", "kestrel"))
+COMPARISONS = (("oracle", "raw"), ("kestrel", "raw"), ("kestrel", "kestrel-nocontext"), ("kestrel-tabs", "kestrel"),
+               ("kestrel-tabs", "raw"), ("oracle", "kestrel"))
 
 
 def systems_in(records: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -195,7 +195,9 @@ def _method(doc: dict[str, Any]) -> list[str]:
         "- **kestrel** = `kestrel-lsp` through LSP (`fim` provider on the same endpoint, its own windows and cuts), "
         "the file open at its real path in a workspace whose folders are the packages; **kestrel-tabs** = the same "
         "with the defining modules (whole files) opened first, as tabs; Kestrel picks its own snippets from open "
-        "tabs (`context/neighbors.py`). Two server processes (Kestrel caches an answer per document and cursor).",
+        "tabs (`context/neighbors.py`); **kestrel-nocontext** = kestrel with `completion.repositoryContext` off "
+        "(no imported definitions: what the context engine adds). One server process each (Kestrel caches an answer "
+        "per document and cursor).",
         "- **Scores** (what the editor holds after accepting the first item vs the real line, trailing whitespace "
         "ignored): **exact**; **edit sim** = 1 − Levenshtein / longer length (nothing shown = 0), mean; **ident F1** "
         "(identifiers as multisets; nothing shown = 0); **uses name** = shown and the cross-file name at the cursor is "

@@ -202,3 +202,18 @@ async def test_a_saved_change_to_a_defining_file_reaches_the_next_prompt(mock, t
         await complete(client, app.as_uri(), 2, 5)
         prompt = mock.stats()["last_request"]["prompt"]
     assert "def total_due(invoice: Invoice, *, vat: float=0.25)" in prompt and "tax: float" not in prompt
+
+
+async def test_a_workspace_folder_added_later_is_indexed(mock, tmp_path):
+    first, second = tmp_path / "first", workspace(tmp_path)
+    first.mkdir()
+    app = second / "src" / "billing" / "app.py"
+    text = "from billing.models import total_due\n\nx = "
+    mock.configure(text="1")
+    async with kestrel(mock_options(mock, "fim", model="qwen2.5-coder-0.5b"), workspace=first) as client:
+        client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(event=types.WorkspaceFoldersChangeEvent(
+            added=[types.WorkspaceFolder(uri=second.as_uri(), name="ws")], removed=[])))
+        open_doc(client, app.as_uri(), text)
+        await complete(client, app.as_uri(), 2, 4)
+        prompt = mock.stats()["last_request"]["prompt"]
+    assert "<|file_sep|>src/billing/models.py\ndef total_due(" in prompt

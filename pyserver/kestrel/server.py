@@ -114,6 +114,10 @@ def _register_lifecycle(server: KestrelLanguageServer) -> None:
     def did_change_configuration(ls: KestrelLanguageServer, params: types.DidChangeConfigurationParams) -> None:
         ls.core.host.configuration_changed(params.settings)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_workspace_folders(ls: KestrelLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        ls.core.workspace_folders_changed()
+
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: KestrelLanguageServer, params: Any) -> None:
         await ls.completion.aclose()

@@ -67,7 +67,11 @@ class WorkspaceIndex:
                 continue
             if path.is_dir() and path != Path(path.anchor):  # never index a whole disk
                 resolved.append(path)
-        self._roots = tuple(sorted(set(resolved), key=lambda p: len(str(p)), reverse=True))
+        roots = tuple(sorted(set(resolved), key=lambda p: len(str(p)), reverse=True))
+        if roots != self._roots:
+            with self._lock:
+                self._roots = roots
+                self.generation += 1  # an import may now resolve elsewhere (or at all)
 
     @property
     def roots(self) -> tuple[Path, ...]:

@@ -16,7 +16,7 @@ from lsprotocol import types
 from .. import redact
 from ..chat.engine import ChatEngine
 from ..context.exclusion import is_excluded, uri_to_path
-from ..context.workspace_index import WorkspaceIndex
+from ..context.workspace_index import INDEXED_SUFFIXES, WorkspaceIndex
 from ..status import StatusReporter
 from .documents import Documents
 from .model_host import ModelHost
@@ -37,6 +37,7 @@ class Core:
         self.workspace = WorkspaceIndex(self._open_text)  # the user's code, outlined (completion context)
         self._scan_stop = threading.Event()
         self._scan: asyncio.Future | None = None
+        self._rescan = False  # the folders changed during a scan: scan again when it ends
         self.host.subscribe(self._settings_changed)
 
     # -- the workspace ---------------------------------------------------------------------
@@ -52,18 +53,38 @@ class Core:
             folders = [params.root_path]
         self.workspace.set_roots(folders)
 
+    def workspace_folders_changed(self) -> None:
+        """`workspace/didChangeWorkspaceFolders` (pygls has updated its folders): index the new set."""
+        folders = getattr(self.server.workspace, "folders", None) or {}
+        self.workspace.set_roots([uri_to_path(f.uri) for f in folders.values()])
+        self._scan_workspace()
+
     def file_saved(self, uri: str) -> None:
-        if uri_to_path(uri).endswith(".py"):
+        if uri_to_path(uri).endswith(INDEXED_SUFFIXES):
             self.workspace.file_changed(Path(uri_to_path(uri)))
 
     def _settings_changed(self) -> None:
         """Keep the index in step with the settings; the first configuration starts the scan."""
-        settings = self.host.settings.completion
-        self.workspace.set_exclusions(settings.exclude_globs)  # drops outlines of newly excluded files
-        if settings.repository_context and self.workspace.roots and self._scan is None:
-            # Outline the workspace's source files in a worker thread, so opened files resolve from memory.
-            self._scan = asyncio.ensure_future(asyncio.to_thread(self.workspace.scan, self._scan_stop))
-            self._scan.add_done_callback(_indexed)
+        self.workspace.set_exclusions(self.host.settings.completion.exclude_globs)  # drops newly excluded outlines
+        if self._scan is None:
+            self._scan_workspace()
+
+    def _scan_workspace(self) -> None:
+        """Outline the workspace's source files in a worker thread, so opened files resolve from
+        memory; a scan asked for while one runs starts when it ends (files already outlined cost a stat)."""
+        if not self.host.settings.completion.repository_context or not self.workspace.roots:
+            return
+        if self._scan is not None and not self._scan.done():
+            self._rescan = True
+            return
+        self._rescan = False
+        self._scan = asyncio.ensure_future(asyncio.to_thread(self.workspace.scan, self._scan_stop))
+        self._scan.add_done_callback(self._scanned)
+
+    def _scanned(self, future: asyncio.Future) -> None:
+        _indexed(future)
+        if self._rescan and not self._scan_stop.is_set():
+            self._scan_workspace()
 
     def notify(self, method: str, params: Any) -> None:
         self.server.protocol.notify(method, params)

@@ -4,6 +4,7 @@ files never do; the layout stays byte-identical while the user types."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -217,3 +218,33 @@ async def test_a_workspace_folder_added_later_is_indexed(mock, tmp_path):
         await complete(client, app.as_uri(), 2, 4)
         prompt = mock.stats()["last_request"]["prompt"]
     assert "<|file_sep|>src/billing/models.py\ndef total_due(" in prompt
+
+
+async def test_typing_an_import_line_never_waits_and_keeps_the_earlier_definitions(tmp_path, monkeypatch):
+    """Each keystroke in an import line changes the imports: the request goes on with the earlier
+    resolution (no wait) while the new one runs."""
+    import kestrel.context.repository as repository
+
+    ws = workspace(tmp_path)
+    index = WorkspaceIndex()
+    index.set_roots([str(ws)])
+    ctx = RepositoryContext(index)
+    app = ws / "src" / "billing" / "app.py"
+    text = "from billing.models import total_due\n\nx = "
+    await ctx.ready("file:///app.py", app, text, 1, 5.0)
+    gate = asyncio.Event()
+    real = repository._resolve
+
+    def slow(*args):  # the next resolution does not finish until the test says so
+        asyncio.run_coroutine_threadsafe(gate.wait(), loop).result()
+        return real(*args)
+
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(repository, "_resolve", slow)
+    typed = "from billing.models import total_due, Inv\n\nx = "
+    started = loop.time()
+    await ctx.ready("file:///app.py", app, typed, 2, 5.0)
+    assert loop.time() - started < 1.0  # did not wait for the slow resolution
+    snippets = ctx.snippets("file:///app.py", "src/billing/app.py", typed, 5000)
+    assert "def total_due(" in snippets[0].text  # the earlier resolution's definitions
+    gate.set()

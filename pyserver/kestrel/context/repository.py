@@ -74,6 +74,13 @@ class _Pending:
     generation: int  # the index's generation then (a saved file or new exclusions make it stale)
     future: asyncio.Future  # of tuple[Resolved, ...]
     statements: Callable[[str], list[str]]  # the file language's import-statement finder
+    # The last resolution of the same document under the same index generation, used while this one
+    # runs: typing an import line changes the imports on every keystroke, and no keystroke should wait.
+    previous: tuple[Resolved, ...] | None = None
+
+    def result(self) -> tuple[Resolved, ...] | None:
+        f = self.future
+        return f.result() if f.done() and not f.cancelled() and f.exception() is None else self.previous
 
 
 def _imports_of(path: Path) -> tuple[Callable[[str], list[str]], Callable[[str], tuple[ImportedName, ...]]]:
@@ -110,17 +117,19 @@ class RepositoryContext:
         key = "\n".join(statements(text))
         if fresh and entry.imports == key:
             return
+        previous = entry.result() if fresh else None  # never across a generation: exclusions may have changed
         if entry is not None:
             entry.future.cancel()
         future = asyncio.ensure_future(asyncio.to_thread(_resolve, self.index, path, names(key)))
         future.add_done_callback(_log_failure)
-        self._pending[uri] = _Pending(key, self.index.generation, future, statements)
+        self._pending[uri] = _Pending(key, self.index.generation, future, statements, previous)
 
     async def ready(self, uri: str, path: Path | None, text: str, version: object, wait_s: float) -> None:
-        """Prepare, and wait at most `wait_s` for the resolution (it goes on in the background)."""
+        """Prepare, and wait at most `wait_s` for the resolution (it goes on in the background) when
+        there is no earlier one of this document to use meanwhile."""
         self.prepare(uri, path, text, version)
         entry = self._pending.get(uri)
-        if entry is None or entry.future.done() or wait_s <= 0:
+        if entry is None or entry.future.done() or entry.previous is not None or wait_s <= 0:
             return
         try:  # shield: a request that stops waiting leaves the resolution running for the next one
             await asyncio.wait_for(asyncio.shield(entry.future), wait_s)
@@ -128,14 +137,13 @@ class RepositoryContext:
             pass
 
     def snippets(self, uri: str, shown_path: str, window_before: str, budget_chars: int) -> tuple[Snippet, ...]:
-        """The definitions to put before the file in the prompt (import order, grouped by file);
-        () while the document's imports are still being resolved."""
+        """The definitions to put before the file in the prompt (import order, grouped by file); while
+        the document's imports are being resolved again, the earlier resolution's; () before any."""
         entry = self._pending.get(uri)
-        future = None if entry is None or entry.generation != self.index.generation else entry.future
-        if budget_chars <= 0 or future is None or not future.done() or future.cancelled() or future.exception():
+        resolved = None if entry is None or entry.generation != self.index.generation else entry.result()
+        if budget_chars <= 0 or resolved is None:
             self.last = ContextReport(shown_path, (), 0, 0)  # this prompt went without
             return ()
-        resolved = future.result()
         chosen = self._select(resolved, entry.statements, window_before, budget_chars)
         self.last = ContextReport(shown_path, tuple(self._chosen_names), sum(len(t) for _, _, t in chosen),
                                   len(resolved))

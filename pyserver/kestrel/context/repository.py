@@ -95,7 +95,6 @@ class RepositoryContext:
         self._pending: dict[str, _Pending] = {}
         self._versions: dict[str, object] = {}  # uri -> the document version `prepare` last saw
         self.last: ContextReport | None = None
-        self._chosen_names: list[tuple[str, str]] = []
 
     def forget(self, uri: str) -> None:
         self._versions.pop(uri, None)
@@ -145,18 +144,19 @@ class RepositoryContext:
             self.last = ContextReport(shown_path, (), 0, 0)  # this prompt went without
             return ()
         chosen = self._select(resolved, entry.statements, window_before, budget_chars)
-        self.last = ContextReport(shown_path, tuple(self._chosen_names), sum(len(t) for _, _, t in chosen),
-                                  len(resolved))
+        self.last = ContextReport(shown_path, tuple((f.path, f.name) for f, _ in chosen),
+                                  sum(len(t) for _, t in chosen), len(resolved))
         by_file: dict[str, list[str]] = {}
-        for _, path, text in sorted(chosen, key=lambda item: item[0]):
-            by_file.setdefault(path, []).append(text)
+        for found, text in chosen:
+            by_file.setdefault(found.path, []).append(text)
         return tuple(Snippet(path=p, text="\n\n".join(texts)) for p, texts in by_file.items())
 
     def _select(self, resolved: tuple[Resolved, ...], statements: Callable[[str], list[str]], window_before: str,
-                budget: int) -> list[tuple[int, str, str]]:
-        """(import order, defining file, rendered definition) pairs within budget. Names not yet used above the cursor
-        come first: each gets its one-line header, then as many as fit get their whole outline (in
-        priority order: first use, then import order); names already used follow, whole or not at all."""
+                budget: int) -> list[tuple[Located, str]]:
+        """(definition, its text in the prompt: outline or header) in prompt order (import order),
+        within budget. Names not yet used above the cursor come first: each gets its one-line header,
+        then as many as fit get their whole outline (in priority order: first use, then import
+        order); names already used follow, whole or not at all."""
         for statement in statements(window_before):
             window_before = window_before.replace(statement, "")
         used = set(_IDENT.findall(window_before))
@@ -191,8 +191,7 @@ class RepositoryContext:
                 chosen[key] = (order, found, found.text)
                 left -= cost
         ordered = sorted(chosen.values(), key=lambda c: c[0])  # prompt order: import order
-        self._chosen_names = [(f.path, f.name) for _, f, _ in ordered]
-        return [(order, f.path, text) for order, f, text in ordered]
+        return [(found, text) for _, found, text in ordered]
 
 
 def _log_failure(future: asyncio.Future) -> None:

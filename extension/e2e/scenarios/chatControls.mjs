@@ -26,11 +26,17 @@ export default async function chatControls(t) {
   await input.press("Enter");
   const turn = await answered(frame, "copied_block");
   const copy = turn.locator("button.code-copy").first();
+  // The permissions a user's browser has, granted before the click (granting them after it let a
+  // loaded machine read the clipboard before the copy reached it).
+  await t.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(page.url()).origin });
   await copy.click();
   await waitFor("Copy to say it copied", async () => /Copied/.test((await copy.textContent()) || ""), 5_000, 50);
-  // What the browser's clipboard now holds (what a paste anywhere would give).
-  await t.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(page.url()).origin });
-  const clip = await page.evaluate(() => navigator.clipboard.readText());
+  // What the browser's clipboard now holds (what a paste anywhere would give), once the copy landed.
+  let clip = "";
+  await waitFor("the block on the clipboard", async () => {
+    clip = await page.evaluate(() => navigator.clipboard.readText());
+    return clip.trim() === CODE;
+  }, 10_000, 100).catch(() => undefined);
   if (clip.trim() !== CODE) throw new Error(`Copy put ${JSON.stringify(clip.slice(0, 200))} on the clipboard, not the block`);
 
   // The queue's Edit and Remove, while an answer streams; then Stop from the editor's keybinding.

@@ -248,3 +248,18 @@ async def test_typing_an_import_line_never_waits_and_keeps_the_earlier_definitio
     snippets = ctx.snippets("file:///app.py", "src/billing/app.py", typed, 5000)
     assert "def total_due(" in snippets[0].text  # the earlier resolution's definitions
     gate.set()
+
+
+async def test_typing_a_first_use_keeps_the_context_near_where_it_was_chosen(tmp_path):
+    ws = workspace(tmp_path)
+    index = WorkspaceIndex()
+    index.set_roots([str(ws)])
+    ctx = RepositoryContext(index)
+    app = ws / "src" / "billing" / "app.py"
+    text = "from billing.models import Invoice, total_due, RATE\n\nx = "
+    await ctx.ready("file:///app.py", app, text, 1, 5.0)
+    first = ctx.snippets("file:///app.py", "src/billing/app.py", text, 200, len(text))
+    typed = text + "total_due("  # total_due is no longer a first use: re-ranked, the choice would change
+    assert ctx.snippets("file:///app.py", "src/billing/app.py", typed, 200, len(typed)) == first
+    far = len(typed) + 5000  # elsewhere in the file: chosen again for where the cursor is
+    assert ctx.snippets("file:///app.py", "src/billing/app.py", typed, 200, far) != first

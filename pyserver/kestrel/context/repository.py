@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 MAX_MODULE_ATTRS = 6  # definitions taken from one imported module (`utils.x`, `utils.y`)
+STICKY_CHARS = 2000  # a choice of definitions is kept while the cursor stays this close to where it was made
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,13 @@ class RepositoryContext:
         self.index = index
         self._pending: dict[str, _Pending] = {}
         self._versions: dict[str, object] = {}  # uri -> the document version `prepare` last saw
+        # uri -> (the resolution, budget, cursor offset, what was chosen): see `snippets`
+        self._chosen: dict[str, tuple[tuple[Resolved, ...], int, int, list[tuple[Located, str]]]] = {}
         self.last: ContextReport | None = None
 
     def forget(self, uri: str) -> None:
         self._versions.pop(uri, None)
+        self._chosen.pop(uri, None)
         entry = self._pending.pop(uri, None)
         if entry is not None:
             entry.future.cancel()
@@ -135,15 +139,25 @@ class RepositoryContext:
         except asyncio.TimeoutError:
             pass
 
-    def snippets(self, uri: str, shown_path: str, window_before: str, budget_chars: int) -> tuple[Snippet, ...]:
+    def snippets(self, uri: str, shown_path: str, window_before: str, budget_chars: int,
+                 cursor: int | None = None) -> tuple[Snippet, ...]:
         """The definitions to put before the file in the prompt (import order, grouped by file); while
-        the document's imports are being resolved again, the earlier resolution's; () before any."""
+        the document's imports are being resolved again, the earlier resolution's; () before any.
+        `cursor` (its offset in the document): near where the last choice was made, with the same
+        resolution and budget, the same choice is kept, so the prompt's start does not change while a
+        line is typed (typing a name's first use would otherwise re-rank, and re-send, the context)."""
         entry = self._pending.get(uri)
         resolved = None if entry is None or entry.generation != self.index.generation else entry.result()
         if budget_chars <= 0 or resolved is None:
             self.last = ContextReport(shown_path, (), 0, 0)  # this prompt went without
             return ()
-        chosen = self._select(resolved, entry.statements, window_before, budget_chars)
+        kept = self._chosen.get(uri)
+        if (kept is not None and kept[0] is resolved and kept[1] == budget_chars and cursor is not None
+                and abs(cursor - kept[2]) <= STICKY_CHARS):
+            chosen = kept[3]
+        else:
+            chosen = self._select(resolved, entry.statements, window_before, budget_chars)
+            self._chosen[uri] = (resolved, budget_chars, cursor if cursor is not None else -STICKY_CHARS * 2, chosen)
         self.last = ContextReport(shown_path, tuple((f.path, f.name) for f, _ in chosen),
                                   sum(len(t) for _, t in chosen), len(resolved))
         by_file: dict[str, list[str]] = {}

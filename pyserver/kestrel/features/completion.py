@@ -100,7 +100,8 @@ class InlineCompletionFeature:
             neighbors=lambda query, budget: self.neighbors.snippets(
                 query, core.documents.neighbor_candidates(uri, language, settings.exclude_globs), budget
             ),
-            definitions=lambda window, budget: self._definitions(uri, language, shown_path, window, budget),
+            definitions=lambda window, budget: self._definitions(uri, language, shown_path, window, budget,
+                                                                 len(cur.before)),
         )
         try:
             text = await self.engine.complete(request)
@@ -117,12 +118,12 @@ class InlineCompletionFeature:
             items=[types.InlineCompletionItem(insert_text=text, range=types.Range(start=pos, end=pos))]
         )
 
-    def _definitions(self, uri: str, language: str, shown_path: str, window: str, budget: int) -> tuple:
+    def _definitions(self, uri: str, language: str, shown_path: str, window: str, budget: int, cursor: int) -> tuple:
         """Called when a new generation starts: the imported definitions for its prompt, logged so
         that the user can see what was sent (Kestrel: Show Logs)."""
         if not self._uses_repository(language):
             return ()
-        snippets = self.repository.snippets(uri, shown_path, window, budget)
+        snippets = self.repository.snippets(uri, shown_path, window, budget, cursor)
         report = self.repository.last
         if snippets and report is not None and report != self._logged:  # once per change, not per keystroke
             self._logged = report

@@ -35,18 +35,12 @@ from bench.lsp_client import (
     stop_server,
     wait_ready,
 )
+from bench.common import summary as stats
 from bench.quality.lsp import server_env
 from bench.repo_context import sources, tasks
 
 OUT = Path(__file__).resolve().parent / "out" / "context-ttft.json"
 SYSTEMS = {"context on": True, "context off": False}
-
-
-def _pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    values = sorted(values)
-    return round(values[min(len(values) - 1, int(q * len(values)))], 1)
 
 
 async def _start(base_url: str, model: str, root: Path, context: bool, log: Any) -> KestrelClient:
@@ -119,9 +113,9 @@ async def run(n_files: int, model_path: str | None) -> dict[str, Any]:
         cold = [r["ms"] for r in recs if r["keystroke"] == 0]
         warm = [r["ms"] for r in recs if r["keystroke"] > 0 and r["new_generation"]]
         through = [r["ms"] for r in recs if r["keystroke"] > 0 and not r["new_generation"]]
-        summary[name] = {"cold_p50": _pct(cold, 0.5), "cold_p95": _pct(cold, 0.95), "warm_p50": _pct(warm, 0.5),
-                         "warm_p95": _pct(warm, 0.95), "warm_n": len(warm), "typed_through_n": len(through),
-                         "typed_through_p50": _pct(through, 0.5), "files": len(cold)}
+        c, w, t = stats(cold, 1), stats(warm, 1), stats(through, 1)
+        summary[name] = {"cold_p50": c["p50"], "cold_p95": c["p95"], "warm_p50": w["p50"], "warm_p95": w["p95"],
+                         "warm_n": w["n"], "typed_through_n": t["n"], "typed_through_p50": t["p50"], "files": c["n"]}
     on, off = summary["context on"], summary["context off"]
     ratio = round(on["warm_p50"] / off["warm_p50"], 2) if on["warm_p50"] and off["warm_p50"] else None
     return {"model": model.name, "files": [f"{t.package}/{t.path}" for t in picked], "summary": summary,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gc
 import json
-import statistics
+import os
 import sys
 import time
 import tracemalloc
@@ -24,36 +24,25 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent / "pyserver"))
 
-from kestrel.context.python_outline import import_block, import_statements, imported_names  # noqa: E402
+from kestrel.context.python_outline import import_statements, imported_names  # noqa: E402
 from kestrel.context.repository import RepositoryContext, _resolve  # noqa: E402
 from kestrel.context.window import prefix_window  # noqa: E402
 from kestrel.context.workspace_index import WorkspaceIndex  # noqa: E402
 
+from bench.common import rss_mb, summary  # noqa: E402
 from bench.repo_context import sources, tasks  # noqa: E402
-
-
-def _rss_mb() -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))]
 
 
 def scan_cost(roots: list[Path]) -> dict:
     gc.collect()
-    rss0 = _rss_mb()
+    rss0 = rss_mb(os.getpid())
     tracemalloc.start()
     index = WorkspaceIndex()
     index.set_roots([str(r) for r in roots])
     cost = index.scan()
     held = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    cost.update(held_mb=round(held / 1e6, 1), rss_growth_mb=round(_rss_mb() - rss0, 1),
+    cost.update(held_mb=round(held / 1e6, 1), rss_growth_mb=round(rss_mb(os.getpid()) - rss0, 1),
                 seconds=round(cost["seconds"], 2))
     return cost
 
@@ -79,15 +68,14 @@ def main() -> None:
     for task in tasks.sample(tasks.candidates(roots), 48):
         path = (roots[task.package] / task.path).resolve()
         t0 = time.perf_counter()
-        resolved = _resolve(index, path, imported_names(import_block(task.prefix + task.suffix)))
+        resolved = _resolve(index, path, imported_names(task.prefix + task.suffix))
         resolve_ms.append((time.perf_counter() - t0) * 1000)
         window = prefix_window(task.prefix, 1500)
         t0 = time.perf_counter()
         ctx._select(resolved, import_statements, window, 2100)
         select_ms.append((time.perf_counter() - t0) * 1000)
     for key, values in (("resolve_ms", resolve_ms), ("select_ms", select_ms)):
-        results[key] = {"p50": round(statistics.median(values), 2), "p95": round(_pct(values, 0.95), 2),
-                        "n": len(values)}
+        results[key] = summary(values, 2)
     out = BENCH / "out" / "index-cost.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=1))

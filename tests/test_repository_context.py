@@ -55,6 +55,14 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
+def context_engine(tmp_path: Path) -> tuple[RepositoryContext, Path]:
+    """The context engine over the billing workspace, and the path of a file in it (not yet written)."""
+    ws = workspace(tmp_path)
+    index = WorkspaceIndex()
+    index.set_roots([str(ws)])
+    return RepositoryContext(index), ws / "src" / "billing" / "app.py"
+
+
 def test_outline_is_signatures_docstring_summaries_and_fields():
     out = outline(MODELS)
     assert out.definitions["total_due"] == (
@@ -97,11 +105,7 @@ def test_imports_resolve_relative_absolute_src_layout_reexports_and_modules(tmp_
 
 
 async def test_first_uses_come_first_and_the_layout_is_stable_while_typing(tmp_path):
-    ws = workspace(tmp_path)
-    index = WorkspaceIndex()
-    index.set_roots([str(ws)])
-    ctx = RepositoryContext(index)
-    app = ws / "src" / "billing" / "app.py"
+    ctx, app = context_engine(tmp_path)
     head = "from billing import util\nfrom billing.models import Invoice, total_due, RATE\n\n"
     text = head + "inv = Invoice('a', 5)\nprint(util.cents(1.5))\nx = "
     await ctx.ready("file:///app.py", app, text, 1, 5.0)
@@ -225,11 +229,7 @@ async def test_typing_an_import_line_never_waits_and_keeps_the_earlier_definitio
     resolution (no wait) while the new one runs."""
     import kestrel.context.repository as repository
 
-    ws = workspace(tmp_path)
-    index = WorkspaceIndex()
-    index.set_roots([str(ws)])
-    ctx = RepositoryContext(index)
-    app = ws / "src" / "billing" / "app.py"
+    ctx, app = context_engine(tmp_path)
     text = "from billing.models import total_due\n\nx = "
     await ctx.ready("file:///app.py", app, text, 1, 5.0)
     gate = asyncio.Event()
@@ -251,11 +251,7 @@ async def test_typing_an_import_line_never_waits_and_keeps_the_earlier_definitio
 
 
 async def test_typing_a_first_use_keeps_the_context_near_where_it_was_chosen(tmp_path):
-    ws = workspace(tmp_path)
-    index = WorkspaceIndex()
-    index.set_roots([str(ws)])
-    ctx = RepositoryContext(index)
-    app = ws / "src" / "billing" / "app.py"
+    ctx, app = context_engine(tmp_path)
     text = "from billing.models import Invoice, total_due, RATE\n\nx = "
     await ctx.ready("file:///app.py", app, text, 1, 5.0)
     first = ctx.snippets("file:///app.py", "src/billing/app.py", text, 200, len(text))

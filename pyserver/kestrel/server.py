@@ -205,7 +205,6 @@ def _register_kestrel_methods(server: KestrelLanguageServer) -> None:
     def diagnostics(ls: KestrelLanguageServer, params: protocol.NoParams) -> protocol.DiagnosticsResult:
         return protocol.from_wire({**ls.core.resources(), **ls.completion.counters()}, protocol.DiagnosticsResult)
 
-
     @on(protocol.COMPLETION_CONTEXT)
     def completion_context(ls: KestrelLanguageServer, params: protocol.NoParams) -> protocol.CompletionContext:
         return protocol.from_wire(ls.completion.context_report(), protocol.CompletionContext)

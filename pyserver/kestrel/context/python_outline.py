@@ -182,7 +182,3 @@ def imported_names(source: str) -> tuple[ImportedName, ...]:
                         out.setdefault(alias.name, ImportedName(alias.name, 0, alias.name, None))
     return tuple(out.values())
 
-
-def import_block(source: str) -> str:
-    """The text of the file's import statements: a key that changes only when its imports do."""
-    return "\n".join(import_statements(source))

@@ -96,7 +96,7 @@ class RepositoryContext:
         self._pending: dict[str, _Pending] = {}
         self._versions: dict[str, object] = {}  # uri -> the document version `prepare` last saw
         # uri -> (the resolution, budget, cursor offset, what was chosen): see `snippets`
-        self._chosen: dict[str, tuple[tuple[Resolved, ...], int, int, list[tuple[Located, str]]]] = {}
+        self._chosen: dict[str, tuple[tuple[Resolved, ...], int, int | None, list[tuple[Located, str]]]] = {}
         self.last: ContextReport | None = None
 
     def forget(self, uri: str) -> None:
@@ -153,11 +153,11 @@ class RepositoryContext:
             return ()
         kept = self._chosen.get(uri)
         if (kept is not None and kept[0] is resolved and kept[1] == budget_chars and cursor is not None
-                and abs(cursor - kept[2]) <= STICKY_CHARS):
+                and kept[2] is not None and abs(cursor - kept[2]) <= STICKY_CHARS):
             chosen = kept[3]
         else:
             chosen = self._select(resolved, entry.statements, window_before, budget_chars)
-            self._chosen[uri] = (resolved, budget_chars, cursor if cursor is not None else -STICKY_CHARS * 2, chosen)
+            self._chosen[uri] = (resolved, budget_chars, cursor, chosen)
         self.last = ContextReport(shown_path, tuple((f.path, f.name) for f, _ in chosen),
                                   sum(len(t) for _, t in chosen), len(resolved))
         by_file: dict[str, list[str]] = {}

@@ -1,7 +1,8 @@
-"""The workspace's Python modules: where a dotted module lives and its outline, cached by (mtime,
-size) or open-document version (unsaved edits win). One index per server, shared by everything that
-needs to know the user's code. Only files inside a workspace folder are read: symlinks out of it
-are not followed, secret files and excludeGlobs are skipped, and so are files over MAX_FILE_BYTES.
+"""The workspace's Python, TypeScript and JavaScript modules: where an imported one lives and its
+outline, cached by (mtime, size) or open-document version (unsaved edits win). One index per server,
+shared by everything that needs to know the user's code. Only files inside a workspace folder are
+read: symlinks out of it are not followed, secret files and excludeGlobs are skipped, and so are
+files over MAX_FILE_BYTES.
 Why: docs/design-notes.md#pyserverkestrelcontextworkspace_indexpy
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -97,15 +99,19 @@ class WorkspaceIndex:
             return None
         return real
 
-    def _module_file(self, base: Path, parts: list[str]) -> Path | None:
-        target = base.joinpath(*parts) if parts else base
-        for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
+    def _first_readable(self, candidates: list[Path]) -> Path | None:
+        for candidate in candidates:
             # One stat for the common miss; only a file that exists pays for resolving its real path.
-            if candidate is not None and os.path.isfile(candidate):
+            if os.path.isfile(candidate):
                 found = self._readable(candidate)
                 if found is not None:
                     return found
         return None
+
+    def _module_file(self, base: Path, parts: list[str]) -> Path | None:
+        target = base.joinpath(*parts) if parts else base
+        candidates = [target.with_suffix(".py"), target / "__init__.py"] if parts else [target / "__init__.py"]
+        return self._first_readable(candidates)
 
     def _ts_module(self, importer: Path, spec: str) -> Path | None:
         """A relative specifier of a TypeScript/JavaScript import (packages and path aliases: None)."""
@@ -114,12 +120,7 @@ class WorkspaceIndex:
         base = importer.parent / spec
         tries = [base.with_suffix(s) for s in _TS_FOR_JS.get(base.suffix, ())]
         tries += [base, *(Path(str(base) + s) for s in _TS_TRIES), *(base / ("index" + s) for s in _TS_TRIES)]
-        for candidate in tries:
-            if os.path.isfile(candidate):
-                found = self._readable(candidate)
-                if found is not None:
-                    return found
-        return None
+        return self._first_readable(tries)
 
     def resolve_module(self, importer: Path, level: int, module: str) -> Path | None:
         """The file of `from <level dots><module> import ...` written in `importer` (or of `import ...
@@ -214,10 +215,8 @@ class WorkspaceIndex:
         return out
 
     def scan(self, stop: threading.Event | None = None) -> dict[str, float]:
-        """Outline every workspace Python file (run in a worker thread after `initialize`), so that
-        a file's imports resolve from memory when it is opened. Returns what it cost."""
-        import time
-
+        """Outline every workspace source file (run in a worker thread once the settings are known),
+        so that a file's imports resolve from memory when it is opened. Returns what it cost."""
         started, files, lines = time.perf_counter(), 0, 0
         for path in self.source_files():
             if stop is not None and stop.is_set():

@@ -60,8 +60,9 @@ class Core:
         self._scan_workspace()
 
     def file_saved(self, uri: str) -> None:
-        if uri_to_path(uri).endswith(INDEXED_SUFFIXES):
-            self.workspace.file_changed(Path(uri_to_path(uri)))
+        path = uri_to_path(uri)
+        if path.endswith(INDEXED_SUFFIXES):
+            self.workspace.file_changed(Path(path))
 
     def _settings_changed(self) -> None:
         """Keep the index in step with the settings; the first configuration starts the scan."""

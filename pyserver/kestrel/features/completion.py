@@ -33,6 +33,7 @@ RESOLVE_WAIT_S = 0.05
 # JavaScript by relative specifiers: `./x`, `../y/index`).
 REPOSITORY_LANGUAGES = frozenset({"python", "typescript", "typescriptreact", "javascript", "javascriptreact"})
 
+
 def completion_settings(settings: Settings, embedded: bool) -> CompletionSettings:
     """CPU-sized windows for the embedded model, unless the user asked for smaller."""
     c = settings.completion
@@ -90,7 +91,6 @@ class InlineCompletionFeature:
         cur = split_at(doc.source, pos.line, pos.character, core.documents.encoding())
         shown_path = core.documents.path(uri)
         if self._uses_repository(language):
-            core.workspace.exclude_globs = settings.exclude_globs
             await self.repository.ready(uri, Path(uri_to_path(uri)), doc.source, version, RESOLVE_WAIT_S)
         request = CompletionInput(
             uri=uri,

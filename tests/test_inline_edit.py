@@ -236,10 +236,28 @@ async def test_a_repair_is_found_by_re_reading_each_line(mock):
         assert apply(buggy, as_edits(result)) == SOURCE
         assert [e.newText for e in result.edits] == ["*"]
         assert mock.stats()["requests"].get("/v1/completions") == 1  # the one line of code in the region
+        assert mock.stats()["last_request"]["logprobs"] == 5  # to weigh `*` against the `+` written
         assert not mock.stats()["requests"].get("/v1/chat/completions")
         # An instruction that asks for something else is not a repair: nothing is re-read.
         result = await edit_area(client, "e12", "add type hints")
         assert not result.edits and mock.stats()["requests"].get("/v1/completions") == 1
+
+
+async def test_a_slip_the_model_is_unsure_of_goes_to_a_whole_rewrite(mock):
+    """The line-by-line reading writes `*`, but it found `+` (the line as written) nearly as likely:
+    no slip is offered from that reading (it asks for log probabilities), and the instruction goes to
+    the model as a rewrite, whose answer is what the user gets."""
+    buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
+    rewrite = "def area(r):\n    # circle\n    return 3.14 * (r + r)"
+    mock.configure(text=rewrite, rules=[{"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n",
+                                         "alternatives": {" +": -1.0}}])
+    async with kestrel(mock_options(mock, provider="fim", fimTemplate="qwen")) as client:
+        open_doc(client, URI, buggy)
+        result = await edit_area(client, "e13", "Fix the bug: area(2) is 8.28")
+        assert mock.stats()["requests"].get("/v1/completions") == 1
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+        assert apply(buggy, as_edits(result)) == buggy.replace("3.14 * r + r", "3.14 * (r + r)")
+        assert result.madeBy == "model:rewrite"
 
 
 async def test_a_chat_only_provider_is_not_asked_line_by_line(mock):

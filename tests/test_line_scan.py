@@ -47,3 +47,40 @@ def test_re_reading_a_region_line_by_line_offers_the_slip_the_model_insists_on()
     assert found[0].apply(doc[:-1]) + "\n" == doc.replace("== 1", "== 0")
     # A candidate the validator refuses (it would not lint, say) is not offered.
     assert asyncio.run(candidates(doc, 0, len(doc) - 1, LineModel(), "python", "a.py", lambda region: False)) == []
+
+
+def test_the_departure_margin_weighs_the_answer_against_the_line_as_written():
+    import math
+
+    from kestrel.edits.line_scan import departure_margin
+
+    # `if x % 2 == 1:` written; the model wrote `== 0` where `== 1` had a tenth of its probability.
+    tokens = [("if", {"if": -0.01}), (" x", {" x": -0.02}), (" %", {" %": -0.1}), (" 2", {" 2": -0.1}),
+              (" ==", {" ==": -0.2, " !=": -2.0}), (" 0", {" 0": math.log(0.5), " 1": math.log(0.05), " 2": -5.0}),
+              (":", {":": -0.01})]
+    assert math.isclose(departure_margin("    if x % 2 == 1:", tokens), math.log(10))
+    # Alternatives that keep to the line are summed, whatever their spacing or split.
+    tokens[5] = (" 0", {" 0": math.log(0.5), " 1": math.log(0.05), "1": math.log(0.05)})
+    assert math.isclose(departure_margin("if x % 2 == 1:", tokens), math.log(5))
+    # The line as written is not among the listed alternatives: at most the least listed one's probability.
+    tokens[5] = (" 0", {" 0": math.log(0.5), " 3": math.log(0.1), " 4": math.log(0.02)})
+    assert math.isclose(departure_margin("if x % 2 == 1:", tokens), math.log(25))
+    # Ending the line early departs at the newline the endpoint streams last (its text is not shown).
+    ending = [("return", {"return": -0.1}), (" n", {" n": -0.1}), ("\n", {"\n": math.log(0.6), " +": math.log(0.2)})]
+    assert math.isclose(departure_margin("return n + 1", ending), math.log(3))
+    # Another spacing is not another line; no log probabilities, no margin.
+    assert departure_margin("return n+1", [("return", {"return": -0.1}), (" n", {" n": -0.1}), (" +", {" +": -0.1}),
+                                           (" 1", {" 1": -0.1}), ("\n", {"\n": -0.1})]) is None
+    assert departure_margin("if x % 2 == 1:", [("if", {}), (" y", {})]) is None
+
+
+def test_the_study_reports_what_each_threshold_would_offer():
+    from bench.edit_quality.line_scan_study import report
+
+    rows = [{"set": "quixbugs", "task": "a", "rank": 0, "margin": 0.5, "fixed": False},
+            {"set": "quixbugs", "task": "a", "rank": 1, "margin": 6.0, "fixed": True},
+            {"set": "quixbugs", "task": "b", "rank": 0, "margin": 1.2, "fixed": False},
+            {"set": "quixbugs", "task": "b", "rank": -1, "candidates": 1}]
+    table = report({"model": "m", "rows": rows})
+    assert "| quixbugs | none | 2 | 0 | 2 |" in table  # ungated: each task's first candidate
+    assert "| quixbugs | 2.30 | 1 | 1 | 0 |" in table  # gated: a's second, b nothing

@@ -121,6 +121,30 @@ async def test_completions_stream_stop(client: AsyncOpenAI):
     assert finish == "stop"
 
 
+async def test_completions_stream_logprobs_in_llama_cpps_shape(client: AsyncOpenAI, mock: MockModelServer):
+    """Asked for `logprobs`, each streamed token carries its own and the top alternatives (the
+    chosen one included), as llama.cpp's server sends them; a rule's `alternatives` are listed
+    and the chosen token gets the probability they leave."""
+    import math
+
+    mock.configure(rules=[{"match": "def add", "text": "return a + b", "alternatives": {"-": math.log(0.25)}}])
+    stream = await client.completions.create(model="m", prompt="def add", stream=True, logprobs=3)
+    seen = []
+    async for chunk in stream:
+        choice = chunk.choices[0]
+        if choice.logprobs is not None:
+            assert choice.logprobs.tokens == [choice.text]
+            (top,) = choice.logprobs.top_logprobs
+            assert len(top) == 3 and math.isclose(top[choice.text], choice.logprobs.token_logprobs[0])
+            seen.append((choice.text, top))
+    assert "".join(t for t, _ in seen) == "return a + b"
+    plus = dict(seen)["+"]  # the mock splits spaces off words and signs
+    assert math.isclose(plus["-"], math.log(0.25)) and math.isclose(plus["+"], math.log(0.75))
+    # Not asked for: none sent (the usual hot path).
+    stream = await client.completions.create(model="m", prompt="def add", stream=True)
+    assert all([c.choices[0].logprobs is None async for c in stream])
+
+
 async def test_completions_non_stream(client: AsyncOpenAI):
     r = await client.completions.create(model="m", prompt="x", stop="a + b")
     assert r.choices[0].text == TEXT[: TEXT.index("a + b")]

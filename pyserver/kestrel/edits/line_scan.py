@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import keyword
+import math
 import re
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -22,6 +23,10 @@ _TOKEN = re.compile(r"\d+(?:\.\d+)?|\w+|==|!=|<=|>=|\*\*|//|->|&&|\|\||\S")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 MAX_SLIP_TOKENS = 2  # tokens changed on either side for a difference to count as a slip
 MAX_LINES = 40  # a longer region is not re-read line by line (one request per line)
+TOP_LOGPROBS = 5  # alternatives asked for per token, to weigh the answer against the line as written
+# A slip is offered only when the model found it at least ten times as likely as the line as written
+# (a round figure fixed before measuring; what it does on real bugs: docs/design-notes.md#line_scan).
+MIN_MARGIN = math.log(10)
 _KEYWORDS = set(keyword.kwlist) | {"true", "false", "null", "nil", "undefined", "this", "self"}
 _SKIP = re.compile(r"^\s*(#|//|\"\"\"|'''|@|(async\s+)?def\b|class\b|$)")
 
@@ -31,6 +36,7 @@ class Candidate:
     line: int  # index in the region's lines
     new_line: str
     tokens_changed: int
+    margin: float | None = None  # see departure_margin; None when the endpoint gave no log probabilities
 
     def apply(self, region_text: str) -> str:
         lines = region_text.split("\n")
@@ -64,9 +70,43 @@ def _docstring_lines(lines: list[str]) -> set[int]:
     return out
 
 
-async def first_line(provider: Provider, prompt: CompletionPrompt) -> str:
+_BLANKS = re.compile(r"[ \t]+")
+
+
+def _keeps_to(line: str, text: str) -> bool:
+    """`text` (blanks removed) is still the start of `line` (blanks removed, ending in a newline)."""
+    if "\n" in text:
+        text = text[: text.index("\n") + 1]
+    return line.startswith(text)
+
+
+def departure_margin(old: str, tokens: list[tuple[str, dict[str, float]]]) -> float | None:
+    """How much more likely the model found its answer than the line as written, at the token
+    where the two part: log p(its token) − log p(the tokens that keep to the line), in nats.
+    Spacing is ignored (another spacing is not a different line). When no listed alternative
+    keeps to the line, its probability is at most the least listed one's, so the margin is a
+    lower bound. None: no log probabilities, or the answer never parts from the line."""
+    line = _BLANKS.sub("", old) + "\n"
+    so_far = ""
+    for chosen, top in tokens:
+        after = so_far + _BLANKS.sub("", chosen)
+        if _keeps_to(line, after):
+            so_far = after
+            continue
+        if not top:
+            return None
+        kept = [lp for t, lp in top.items() if t and _keeps_to(line, so_far + _BLANKS.sub("", t))]
+        chosen_lp = top.get(chosen, max(top.values()))
+        if not kept:
+            return chosen_lp - min(top.values())
+        peak = max(kept)
+        return chosen_lp - (peak + math.log(sum(math.exp(lp - peak) for lp in kept)))
+    return None
+
+
+async def first_line(provider: Provider, prompt: CompletionPrompt, stats: StreamStats | None = None) -> str:
     text = ""
-    async with aclosing(provider.complete(prompt, StreamStats())) as stream:  # closed at the line's end
+    async with aclosing(provider.complete(prompt, stats or StreamStats())) as stream:  # closed at the line's end
         async for delta in stream:
             text += delta
             if "\n" in text:
@@ -82,8 +122,10 @@ async def candidates(
     language: str,
     path: str,
     acceptable: Callable[[str], bool],
+    min_margin: float | None = None,
 ) -> list[Candidate]:
-    """Slips the model finds in `text[start:end]`, best first; each keeps the region acceptable."""
+    """Slips the model finds in `text[start:end]`, best first; each keeps the region acceptable
+    and, given `min_margin`, was preferred to the line as written by at least that margin."""
     region = text[start:end]
     lines = region.split("\n")
     if len(lines) > MAX_LINES:
@@ -98,12 +140,17 @@ async def candidates(
             continue
         indent = line[: len(line) - len(line.lstrip())]
         prompt = CompletionPrompt(prefix=text[:line_start] + indent, suffix=text[line_start + len(line):],
-                                  language=language, path=path, max_tokens=64, multiline=False, stop=("\n",))
-        new = indent + (await first_line(provider, prompt)).strip()
+                                  language=language, path=path, max_tokens=64, multiline=False, stop=("\n",),
+                                  top_logprobs=TOP_LOGPROBS)
+        stats = StreamStats()
+        new = indent + (await first_line(provider, prompt, stats)).strip()
         changed = slip(line.strip(), new.strip(), words)
         if changed is None:
             continue
-        candidate = Candidate(i, new, changed)
+        margin = departure_margin(line, stats.tokens) if stats.tokens else None
+        if min_margin is not None and (margin is None or margin < min_margin):
+            continue
+        candidate = Candidate(i, new, changed, margin)
         if acceptable(candidate.apply(region)):
             found.append(candidate)
     return sorted(found, key=lambda c: (c.tokens_changed, c.line))

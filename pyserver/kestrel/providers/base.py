@@ -35,6 +35,7 @@ class CompletionPrompt:
     max_tokens: int = 160
     multiline: bool = True
     stop: tuple[str, ...] = ()
+    top_logprobs: int = 0  # > 0: ask for that many alternatives per token (see StreamStats.tokens)
 
 
 @dataclass
@@ -46,6 +47,9 @@ class StreamStats:
     finished: float | None = None
     chunks: int = 0
     stop_reason: str | None = None  # "stop": the model ended by itself; "length": the token cap
+    # With `CompletionPrompt.top_logprobs`: each streamed token's text and its alternatives' log
+    # probabilities ({text: logprob}, the chosen one included), when the endpoint returns them.
+    tokens: list[tuple[str, dict[str, float]]] = field(default_factory=list)
 
     def mark_delta(self) -> None:
         if self.first_token is None:

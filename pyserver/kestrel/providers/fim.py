@@ -31,15 +31,28 @@ class FimProvider(ChatCompletionsProvider):
             "temperature": 0.0,
             "stop": list(self.template.stop + prompt.stop)[:4] if _strict_stop_limit(self.settings) else list(self.template.stop + prompt.stop),
         }
+        if prompt.top_logprobs:
+            params["logprobs"] = prompt.top_logprobs
         async with self.http.sse(self.http.completion_client.completions, **params) as events:
             async for event in events:
                 for choice in event.get("choices") or ():
                     if choice.get("finish_reason"):
                         stats.stop_reason = choice["finish_reason"]
                     text = choice.get("text")
+                    if prompt.top_logprobs:
+                        _keep_logprobs(choice.get("logprobs"), stats)
                     if text:
                         stats.mark_delta()
                         yield text
+
+
+def _keep_logprobs(logprobs: dict | None, stats: StreamStats) -> None:
+    """The legacy completions shape: parallel lists `tokens` and `top_logprobs` (one dict per token)."""
+    if not logprobs:
+        return
+    for token, top in zip(logprobs.get("tokens") or (), logprobs.get("top_logprobs") or ()):
+        if isinstance(token, str) and isinstance(top, dict):
+            stats.tokens.append((token, {str(k): float(v) for k, v in top.items()}))
 
 
 def _strict_stop_limit(settings: Settings) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 DEFAULT_TEXT = (
@@ -19,7 +19,7 @@ _FILLER_TOKENS = _TOKEN_RE.findall("value = compute(x, y) + 1\n")
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "text": DEFAULT_TEXT,  # default output text
-    "rules": [],  # [{"match": substr, "text": str, (optional) "ttft_ms", "tps"}]
+    "rules": [],  # [{"match": substr, "text": str, (optional) "ttft_ms", "tps", "alternatives"}]
     "tokens": None,  # int: deterministic filler of N tokens when no rule matches
     "ttft_ms": 0.0,  # delay before the first token
     "tps": 0.0,  # tokens per second, 0 = as fast as possible
@@ -97,6 +97,9 @@ class Plan:
     fault_after: int = 0
     retry_after: float = 1
     prompt_tokens: int = 0
+    # Log probabilities of other tokens at every position ({text: logprob}), sent when a legacy
+    # Completions request asks for `logprobs`; the chosen token gets the probability they leave.
+    alternatives: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -109,6 +112,7 @@ class Script:
     tps: float
     fault_after: int
     retry_after: Any
+    alternatives: dict[str, float] = field(default_factory=dict)
 
 
 def select_script(cfg: dict[str, Any], hay: str, text_override: Optional[str] = None) -> Script:
@@ -117,11 +121,13 @@ def select_script(cfg: dict[str, Any], hay: str, text_override: Optional[str] = 
     tps = float(cfg.get("tps") or 0)
     text: Optional[str] = text_override
     tokens: Optional[list[str]] = None
+    alternatives: dict[str, float] = {}
     if text is None:
         for rule in cfg.get("rules") or []:
             m = rule.get("match")
             if m is not None and m in hay:
                 text = str(rule.get("text", ""))
+                alternatives = {str(k): float(v) for k, v in (rule.get("alternatives") or {}).items()}
                 if rule.get("ttft_ms") is not None:
                     ttft_ms = float(rule["ttft_ms"])
                 if rule.get("tps") is not None:
@@ -139,6 +145,7 @@ def select_script(cfg: dict[str, Any], hay: str, text_override: Optional[str] = 
         tps=tps,
         fault_after=int(cfg.get("fault_after") or 0),
         retry_after=cfg.get("retry_after", 1),
+        alternatives=alternatives,
     )
 
 
@@ -178,4 +185,5 @@ def make_plan(
         fault_after=script.fault_after,
         retry_after=script.retry_after,
         prompt_tokens=max(1, len(hay) // 4),
+        alternatives=script.alternatives,
     )

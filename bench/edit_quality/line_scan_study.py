@@ -1,0 +1,111 @@
+"""Every line-scan candidate on the real-bug sets, with its departure margin and whether applying it
+fixes the task's tests: the data behind `line_scan.MIN_MARGIN` (docs/design-notes.md#line_scan).
+
+    python -m bench.edit_quality.line_scan_study [--kestrel-src DIR] [--model-path GGUF] --out FILE
+    python -m bench.edit_quality.line_scan_study --report FILE
+
+Each task's function is re-read as the server does (every candidate kept, none gated), each
+candidate applied alone and scored by the task's tests; the report says what each margin
+threshold would offer (the first candidate in the scan's own order that clears it)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+async def _study(out: Path, model_path: str | None) -> None:
+    from kestrel.config import Settings
+    from kestrel.context.window import line_span
+    from kestrel.edits import line_scan
+    from kestrel.edits.inline_edit import Target, rewrite_problem
+    from kestrel.local.runtime import LocalModelServer
+    from kestrel.providers.fim import FimProvider
+
+    from bench.quality.runner import N_CTX, resolve
+
+    from . import humanevalfix, quixbugs
+    from .scoring import EditScorer
+
+    qb, _ = quixbugs.all_tasks()
+    hef, _ = humanevalfix.all_tasks()
+    tasks = qb["inline-edit"] + humanevalfix.sample(hef["inline-edit"], humanevalfix.DEFAULT_SAMPLE)
+    model = resolve(model_path)
+    server = LocalModelServer(model, n_ctx=N_CTX, require_key=False)
+    await server.start()
+    provider = FimProvider(Settings(provider="fim", base_url=server.base_url, model=model.name, api_key="local"))
+    scorer = EditScorer()
+    rows: list[dict[str, Any]] = []
+    try:
+        for k, task in enumerate(tasks):
+            text = task.broken
+            start, end = line_span(text, *task.target)
+            target = Target(start, end, text[start:end])
+            path = f"{task.entry_point}.py"
+            t0 = time.perf_counter()
+            found = await line_scan.candidates(text, start, end, provider, "python", path,
+                                               lambda region: not rewrite_problem(text, target, region, "python", path))
+            seconds = time.perf_counter() - t0
+            for rank, c in enumerate(found):
+                v = await scorer.verdict(task, text[:start] + c.apply(target.text) + text[end:])
+                rows.append({"set": task.set, "task": task.task_id, "rank": rank, "line": c.line,
+                             "old": target.text.split("\n")[c.line], "new": c.new_line, "tokens": c.tokens_changed,
+                             "margin": c.margin, "fixed": v.fixed, "harm": v.harm})
+            rows.append({"set": task.set, "task": task.task_id, "rank": -1, "candidates": len(found),
+                         "seconds": round(seconds, 1)})
+            print(f"{k + 1}/{len(tasks)} {task.task_id}: margins {[c.margin and round(c.margin, 2) for c in found]}",
+                  file=sys.stderr, flush=True)
+    finally:
+        await server.stop()
+    out.write_text(json.dumps({"model": model.name, "rows": rows}, indent=0) + "\n")
+
+
+def report(doc: dict[str, Any]) -> str:
+    rows = doc["rows"]
+    lines = [f"{doc['model']}: the first candidate (the scan's order) whose margin clears the threshold", "",
+             "| set | threshold (nats) | offered | fixed | wrong |", "|---|---|---|---|---|"]
+    for threshold in (None, 1.0, 2.0, math.log(10), 3.0, 4.0, 5.0):
+        for name in sorted({r["set"] for r in rows}):
+            by_task: dict[str, list[dict[str, Any]]] = {}
+            for r in rows:
+                if r["set"] == name and r["rank"] >= 0:
+                    by_task.setdefault(r["task"], []).append(r)
+            offered = fixed = 0
+            for found in by_task.values():
+                ok = [c for c in sorted(found, key=lambda c: c["rank"])
+                      if threshold is None or (c["margin"] is not None and c["margin"] >= threshold)]
+                if ok:
+                    offered, fixed = offered + 1, fixed + bool(ok[0]["fixed"])
+            label = "none" if threshold is None else f"{threshold:.2f}"
+            lines.append(f"| {name} | {label} | {offered} | {fixed} | {offered - fixed} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.edit_quality.line_scan_study", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kestrel-src", default=None, help="measure the kestrel package in this directory")
+    p.add_argument("--model-path", default=None)
+    p.add_argument("--out", default="bench/out/line-scan-study.json")
+    p.add_argument("--report", default=None, help="only print the report of this JSON")
+    args = p.parse_args(argv)
+    if args.report:
+        print(report(json.loads(Path(args.report).read_text())))
+        return 0
+    if args.kestrel_src:
+        sys.path.insert(0, args.kestrel_src)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    asyncio.run(_study(out, args.model_path))
+    print(report(json.loads(out.read_text())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

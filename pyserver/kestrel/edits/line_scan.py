@@ -2,8 +2,9 @@
 
 Each line of the region is asked for in turn (fill-in-the-middle, the rest of the file as it is);
 an answer that differs from the line by a slip (≤ 2 tokens, no new names) is a candidate if the
-region still parses and lints clean. The smallest change wins, the earlier line on a tie; none
-found, the instruction goes to the model as a rewrite. Only with a `fim` provider (one short
+model found it at least ten times as likely as the line as written (`departure_margin`, from the
+endpoint's log probabilities) and the region still parses and lints clean. The smallest change
+wins, the earlier line on a tie; none found, the instruction goes to the model as a rewrite. Only with a `fim` provider (one short
 request per line). Why, and what was tried: docs/design-notes.md#pyserverkestreleditsline_scanpy
 """
 

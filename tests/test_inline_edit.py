@@ -223,6 +223,19 @@ async def test_an_unchanged_answer_is_asked_once_more_with_sampling(mock):
         assert not getattr(result, "error", None) and not result.edits  # still nothing to change: said as such
 
 
+async def test_a_bug_report_the_model_finds_nothing_to_change_in_is_not_guessed_at(mock):
+    """Asked to fix a bug, the model's best (greedy) answer is the region unchanged: that is the
+    answer, not a sampled second guess (which on real bugs fixed 1 in 20)."""
+    unchanged = "def area(r):\n    # circle\n    return 3.14 * r * r"
+    mock.configure(text=unchanged)
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, SOURCE)
+        result = await edit_area(client, "e14", "Fix the bug: area(2) is wrong")
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+        assert mock.stats()["last_request"].get("temperature") == 0
+        assert not getattr(result, "error", None) and not result.edits
+
+
 async def test_a_repair_is_found_by_re_reading_each_line(mock):
     """Asked line by line (fill-in-the-middle), the model writes the one line differently by a
     slip: that one-token change is offered, without a whole rewrite (which would come back

@@ -225,7 +225,7 @@ async def test_an_unchanged_answer_is_asked_once_more_with_sampling(mock):
 
 async def test_a_bug_report_the_model_finds_nothing_to_change_in_is_not_guessed_at(mock):
     """Asked to fix a bug, the model's best (greedy) answer is the region unchanged: that is the
-    answer, not a sampled second guess (which on real bugs fixed 1 in 20)."""
+    answer, not a sampled second guess (on 61 real bugs: 22 such offers, 1 fix)."""
     unchanged = "def area(r):\n    # circle\n    return 3.14 * r * r"
     mock.configure(text=unchanged)
     async with kestrel(mock_options(mock)) as client:

@@ -218,7 +218,7 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
     unchanged = not problem and rewritten == target.text
     if unchanged and line_scan.asks_for_a_repair(job.instruction):
         # The model's best reading of a bug report finds nothing to change: said as such. A sampled
-        # second reading is a guess (0.5B on real bugs: 1 fix in 20 such offers, docs/design-notes.md).
+        # second reading is a guess (0.5B, 61 real bugs: two sampled readings offered 9 and 13 edits, 1 fixed).
         return Rewrite(rewritten, MADE_BY_REWRITE, result.get("steers", []), bool(result.get("stopped")))
     if unchanged:
         problem = "that is the region unchanged, and the instruction asks for a change"

@@ -55,6 +55,9 @@ def checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
         # only answers to still-live requests can show a stale completion.
         add(f"keystroke_storm[{kind}] stale shown (answers to live requests)", r["client"]["stale_live"], "== 0",
             r["client"]["stale_live"] == 0)
+        through = r.get("typed_through_latency_ms") or {}
+        if through.get("n"):  # issue 24: a key that types the suggestion on screen is answered at once
+            add(f"keystroke_storm[{kind}] typed-through key p50 ms", through["p50"], "<= 5", through["p50"] <= 5)
     for kind, r in (res.get("relay") or {}).items():
         if not isinstance(r, dict) or "rates" not in r:
             continue
@@ -225,6 +228,12 @@ def _rss_section(rs: dict[str, Any], doc: dict[str, Any]) -> list[str]:
     ], _entries(rs)) + [""]
 
 
+def _through(r: dict[str, Any]) -> str:
+    """Keystrokes that typed the next character of the suggestion on screen (older results lack them)."""
+    t = r.get("typed_through_latency_ms")
+    return "–" if not t or not t.get("n") else f"{t['n']}, {_pair(t, 2)}"
+
+
 @_section("keystroke_storm", "keystroke_storm")
 def _keystroke_storm_section(ks: dict[str, Any], doc: dict[str, Any]) -> list[str]:
     L: list[str] = []
@@ -252,6 +261,7 @@ def _keystroke_storm_section(ks: dict[str, Any], doc: dict[str, Any]) -> list[st
         ("**stale** (live / cancelled)", stale),
         ("late result after cancel p50 / max ms", lambda kind, r: _pair(r["late_result_after_cancel_ms"], b="max")),
         ("visible latency p50 / p95 ms", lambda kind, r: _pair(r["visible_latency_ms"], 1)),
+        ("typed-through keys: n, p50 / p95 ms", lambda kind, r: _through(r)),
     ], _entries(ks))
     L.append("")
     return L

@@ -38,6 +38,10 @@ async def run_kind(label: str, kind: str, http2: str, seconds: float, cps: float
                  "cancelled_errors": 0, "other_errors": 0, "stale": 0, "stale_live": 0, "stale_cancelled": 0,
                  "late_results_for_cancelled": 0, "typed_through_results": 0}
             live_latency: list[float] = []
+            # Keystrokes that type the next character of the suggestion on screen (the last answer shown
+            # on this line continues with it): what typing-through must answer at once.
+            through_latency: list[float] = []
+            on_screen: list[Any] = [None]  # (line, prefix, text) of the last answer shown
             stale_examples: list[dict] = []
             cancelled: dict[Any, float] = {}  # msg id -> when $/cancelRequest was sent
             late_after_cancel_ms: list[float] = []
@@ -50,7 +54,8 @@ async def run_kind(label: str, kind: str, http2: str, seconds: float, cps: float
             if hasattr(client, "on_response"):
                 client.on_response = on_response
 
-            def on_done(msg_id: Any, line_no: int, prefix: str, t_sent: float, fut: asyncio.Future) -> None:
+            def on_done(msg_id: Any, line_no: int, prefix: str, t_sent: float, through: bool,
+                        fut: asyncio.Future) -> None:
                 exc = fut.exception()
                 if exc is not None:
                     if getattr(exc, "code", None) == -32800:  # RequestCancelled (either client's error type)
@@ -67,11 +72,15 @@ async def run_kind(label: str, kind: str, http2: str, seconds: float, cps: float
                     late_after_cancel_ms.append((t_arrived - cancelled[msg_id]) * 1000)
                 else:
                     live_latency.append((t_arrived - t_sent) * 1000)
+                    if through:
+                        through_latency.append((t_arrived - t_sent) * 1000)
                 if not text:
                     c["empty_results"] += 1
                     return
                 c["results"] += 1
                 ok = line_no == now_line and (prefix + text).startswith(now_prefix)
+                if ok and not was_cancelled:
+                    on_screen[0] = (line_no, prefix, text)
                 if ok and now_prefix != prefix:
                     c["typed_through_results"] += 1
                 if not ok:
@@ -102,9 +111,13 @@ async def run_kind(label: str, kind: str, http2: str, seconds: float, cps: float
                     c["cancels_sent"] += 1
                 line_no = base_line + len(lines) - 1
                 prefix = lines[-1]
+                shown = on_screen[0]
+                through = (shown is not None and shown[0] == line_no and len(prefix) > len(shown[1])
+                           and (shown[1] + shown[2]).startswith(prefix))
                 msg_id, fut = client.send_inline(line_no, len(prefix))
                 c["requests"] += 1
-                fut.add_done_callback(lambda f, a=(msg_id, line_no, prefix, time.perf_counter()): on_done(*a, f))
+                fut.add_done_callback(
+                    lambda f, a=(msg_id, line_no, prefix, time.perf_counter(), through): on_done(*a, f))
                 pending = (msg_id, fut)
             if pending is not None:
                 try:
@@ -121,6 +134,7 @@ async def run_kind(label: str, kind: str, http2: str, seconds: float, cps: float
         "chars_per_s": cps,
         "client": c,
         "visible_latency_ms": summary(live_latency, 1),
+        "typed_through_latency_ms": summary(through_latency, 2),
         "late_result_after_cancel_ms": summary(late_after_cancel_ms, 2),
         "stale_examples": stale_examples,
         "upstream_requests": upstream,

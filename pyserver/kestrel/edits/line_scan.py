@@ -4,8 +4,9 @@ Each line of the region is asked for in turn (fill-in-the-middle, the rest of th
 an answer that differs from the line by a slip (≤ 2 tokens, no new names) is a candidate if the
 model found it at least ten times as likely as the line as written (`departure_margin`, from the
 endpoint's log probabilities) and the region still parses and lints clean. The smallest change
-wins, the earlier line on a tie; none found, the instruction goes to the model as a rewrite. Only with a `fim` provider (one short
-request per line). Why, and what was tried: docs/design-notes.md#pyserverkestreleditsline_scanpy
+wins, the earlier line on a tie; none found, the instruction goes to the model as a rewrite. Only
+with a `fim` provider (one short request per line). Why, and what was tried:
+docs/design-notes.md#pyserverkestreleditsline_scanpy
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ MAX_SLIP_TOKENS = 2  # tokens changed on either side for a difference to count a
 MAX_LINES = 40  # a longer region is not re-read line by line (one request per line)
 TOP_LOGPROBS = 5  # alternatives asked for per token, to weigh the answer against the line as written
 # A slip is offered only when the model found it at least ten times as likely as the line as written
-# (a round figure fixed before measuring; what it does on real bugs: docs/design-notes.md#line_scan).
+# (a round figure fixed before measuring; what it does on real bugs: docs/design-notes.md, line_scan.py).
 MIN_MARGIN = math.log(10)
 _KEYWORDS = set(keyword.kwlist) | {"true", "false", "null", "nil", "undefined", "this", "self"}
 _SKIP = re.compile(r"^\s*(#|//|\"\"\"|'''|@|(async\s+)?def\b|class\b|$)")

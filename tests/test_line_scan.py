@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 
 def test_a_slip_is_a_few_tokens_with_no_new_names():
     from kestrel.edits.line_scan import asks_for_a_repair, slip
@@ -37,12 +39,14 @@ def test_re_reading_a_region_line_by_line_offers_the_slip_the_model_insists_on()
 
         async def complete(self, prompt, stats):
             line = prompt.prefix.count("\n")
-            self.asked.append(line)
+            self.asked.append((line, prompt.answered, prompt.top_logprobs))
             yield self.right[line - 1] + "\n    more"
 
     model = LineModel()
     found = asyncio.run(candidates(doc, 0, len(doc) - 1, model, "python", "a.py", lambda region: True))
-    assert model.asked == [1, 2, 3, 4, 5]  # every line of the body, not the def line
+    # Every line of the body (not the def line) without log probabilities; the slip's line again,
+    # for the alternatives of the token where it parts from the line as written.
+    assert model.asked == [(1, "", 0), (2, "", 0), (3, "", 0), (3, "", 5), (4, "", 0), (5, "", 0)]
     assert [(c.line, c.new_line) for c in found] == [(3, "        if x % 2 == 0:")]
     assert found[0].apply(doc[:-1]) + "\n" == doc.replace("== 1", "== 0")
     # A candidate the validator refuses (it would not lint, say) is not offered.
@@ -84,3 +88,58 @@ def test_the_study_reports_what_each_threshold_would_offer():
     table = report({"model": "m", "rows": rows})
     assert "| quixbugs | none | 2 | 0 | 2 |" in table  # ungated: each task's first candidate
     assert "| quixbugs | 2.30 | 1 | 1 | 0 |" in table  # gated: a's second, b nothing
+
+
+def test_the_rewrite_study_weighs_each_change_where_it_parts_from_the_code():
+    """The rewrite study's margin: at the token where the rewrite's code first parts from each changed
+    line, the chosen token against the listed ones that keep to the code as written (the answer's
+    fences and prose are not changes); the least sure change counts."""
+    from bench.edit_quality.rewrite_study import rewrite_margin
+
+    original = "def f(a, b):\n    x = a - b\n    return a < b\n"
+    code = "def f(a, b):\n    x = a + b\n    return a <= b\n"
+    answer = "```python\n" + code + "```"
+    pieces = ["```", "python", "\n", "def", " f", "(a", ",", " b", "):\n", "   ", " x", " =", " a", " +", " b", "\n",
+              "   ", " return", " a", " <=", " b", "\n", "```"]
+    tops = [{p: -0.01} for p in pieces]
+    tops[13] = {" +": -0.1, " -": -3.1}  # `+` over the `-` written: 3 nats
+    tops[19] = {" <=": -0.5, " <": -1.2, " >": -3.0}  # `<=` over the `<` written: 0.7 nats
+    assert math.isclose(rewrite_margin(original, answer, code, list(zip(pieces, tops))), 0.7)
+    tops[19] = {" <=": -0.1, " >": -3.0}  # `<` not listed: at most the least listed one's (a lower bound)
+    assert math.isclose(rewrite_margin(original, answer, code, list(zip(pieces, tops))), 2.9)
+    assert rewrite_margin(original, answer, code, []) is None  # no log probabilities
+    assert rewrite_margin(original, answer + "!", code, list(zip(pieces, tops))) is None  # tokens do not spell it
+
+
+def test_the_scan_asks_again_for_the_token_where_the_line_parts_from_the_one_written():
+    """The line is asked for without log probabilities (listing them costs llama-cpp-python ~0.1 s a
+    token); only the departing token is asked for again with them, the answer so far written after
+    the middle marker, and no stop sequence (an answer that ends the line early departs at its end)."""
+    import asyncio
+
+    from kestrel.edits.line_scan import weigh
+    from kestrel.providers.base import CompletionPrompt
+
+    class Model:
+        def __init__(self, alternatives):
+            self.alternatives, self.asked = alternatives, []
+
+        async def complete(self, prompt, stats):
+            self.asked.append(prompt)
+            chosen = next(iter(self.alternatives))  # the first listed is the one written
+            stats.tokens.append((chosen, self.alternatives))
+            yield chosen
+
+    prompt = CompletionPrompt(prefix="def f(n):\n    ", suffix="\n", language="python", path="a.py", stop=("\n",))
+    model = Model({" -": math.log(0.9), " +": math.log(0.09)})
+    margin = asyncio.run(weigh(model, prompt, "    return n + 1", ["return", " n", " -", " 1"]))
+    assert math.isclose(margin, math.log(10))
+    (asked,) = model.asked
+    assert (asked.answered, asked.max_tokens, asked.top_logprobs, asked.stop) == ("return n", 1, 5, ())
+    # The answer stopped where the line goes on: its end is weighed against the ` +` written.
+    model = Model({"\n": math.log(0.5), " +": math.log(0.25)})
+    margin = asyncio.run(weigh(model, prompt, "    return n + 1", ["return", " n"]))
+    assert math.isclose(margin, math.log(2)) and model.asked[0].answered == "return n"
+    # The same line (spacing aside): nothing to weigh, nothing asked.
+    model = Model({"x": 0.0})
+    assert asyncio.run(weigh(model, prompt, "    return n+1", ["return", " n", " +", " 1"])) is None and not model.asked

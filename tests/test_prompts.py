@@ -19,6 +19,11 @@ def test_fim_templates_by_family():
     assert "<PRE> def f( <SUF>)\n <MID>" in cl and "# Path: /b.py" in cl
     with pytest.raises(ValueError):
         fim_template_for("x", "nope")
+    # An answer already begun goes where the model's own tokens go: after the middle marker.
+    begun = CompletionPrompt(prefix="def f(", suffix=")\n", language="python", path="/a.py", answered="a, b")
+    assert fim_template_for("Qwen2.5-Coder-0.5B").render(begun).endswith("<|fim_middle|>a, b")
+    assert fim_template_for("codestral-22b").render(begun) == "[SUFFIX])\n[PREFIX]def f(a, b"
+    assert fim_template_for("smollm-360m").render(begun) == "def f(a, b"
 
 
 def test_chat_prompt_marks_the_cursor():

@@ -1,5 +1,5 @@
 """Every line-scan candidate on the real-bug sets, with its departure margin and whether applying it
-fixes the task's tests: the data behind `line_scan.MIN_MARGIN` (docs/design-notes.md#line_scan).
+fixes the task's tests: the data behind `confidence.MIN_MARGIN` (docs/design-notes.md#line_scan).
 
     python -m bench.edit_quality.line_scan_study [--kestrel-src DIR] [--model-path GGUF] --out FILE
     python -m bench.edit_quality.line_scan_study --report FILE

@@ -39,6 +39,22 @@ def _check_tcp_host(parser: argparse.ArgumentParser, host: str, port: int, allow
           "Prefer stdio, or an SSH tunnel to a loopback port.", file=sys.stderr, flush=True)
 
 
+def _compile_methods() -> int:
+    from . import compiled_methods
+
+    path = compiled_methods.cache_path()
+    path.unlink(missing_ok=True)
+    cache = compiled_methods.install(path)
+    from . import server  # noqa: F401  (what a start imports before it answers `initialize`)
+
+    compiled_methods.uninstall()
+    if cache is None or not cache.save(build=True):
+        print(f"kestrel-lsp: the compiled-methods cache was not written ({path})", file=sys.stderr)
+        return 1
+    print(f"kestrel-lsp: {len(cache.compiled)} compiled methods cached in {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
     from . import __version__
 
@@ -56,12 +72,19 @@ def main(argv: list[str] | None = None) -> None:
                              f"(default {DEFAULT_MAX_MESSAGE_MB})")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser.add_argument("--version", action="version", version=f"kestrel-lsp {__version__}")
+    parser.add_argument("--compile-methods", action="store_true",
+                        help="compile what every start would (kestrel/compiled_methods.py) and exit: run after installing")
     args = parser.parse_args(argv)
+    if args.compile_methods:
+        sys.exit(_compile_methods())
     if (args.allow_remote or args.token_file) and not args.tcp:
         parser.error("--allow-remote and --token-file only apply with --tcp")
     if args.tcp:
         _check_tcp_host(parser, *args.tcp, allow_remote=args.allow_remote)
 
+    from . import compiled_methods
+
+    methods = compiled_methods.install()  # a third of the start is attrs compiling the same methods
     from .redact import RedactingFilter
 
     handler = logging.StreamHandler(sys.stderr)  # stdout carries the protocol
@@ -75,6 +98,8 @@ def main(argv: list[str] | None = None) -> None:
     from .server import create_server
 
     server = create_server()
+    if methods is not None:
+        methods.save()
     max_message_bytes = args.max_message_mb * 1024 * 1024
     if args.tcp:
         from .transport.tcp import serve_tcp

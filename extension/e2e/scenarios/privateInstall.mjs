@@ -1,6 +1,7 @@
 // No Kestrel in the interpreter: the notification offers a private environment and installs it
 // (pip), and the privately installed server completes. Skipped with KESTREL_E2E_INSTALL=0.
 import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { OUT, PYTHON } from "../lib/config.mjs";
 import { completesAgain } from "../lib/editor.mjs";
@@ -23,6 +24,10 @@ export default async function privateInstall(t) {
   await toast("the language server is installed").waitFor({ timeout: 10 * 60_000 });
   await waitFor("Kestrel ready on the private environment", async () => /Kestrel (ready|thinking)/.test(await statusText()), 120_000, 250);
   await completesAgain(t, "from the privately installed server", "u = ");
+  // The install also compiled the methods attrs would compile at each start (kestrel/compiled_methods.py).
+  const cached = fs.readdirSync(t.dirs.data, { recursive: true }).filter((f) => /kestrel\/__pycache__\/attrs-methods\..*\.marshal$/.test(String(f)));
+  if (cached.length !== 1) throw new Error(`the private install left ${cached.length} compiled-methods caches: ${cached.join(", ")}`);
+  results.checks.compiledMethods = String(cached[0]);
   results.checks.privateInstall = true;
   log("the privately installed server completes");
 }

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..context.window import line_span
 from ..providers.base import Provider, ProviderError
 from ..providers.collect import collect
-from . import line_scan
+from . import confidence, line_scan
 from .docstrings import keep_docstrings
 from .hoist import mend_imports, split_imports
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
@@ -182,7 +182,7 @@ async def _line_scan_slip(job: EditJob) -> str | None:
     try:
         slips = await line_scan.candidates(
             text, target.start, target.end, provider, language, path,
-            lambda region: not rewrite_problem(text, target, region, language, path), line_scan.MIN_MARGIN)
+            lambda region: not rewrite_problem(text, target, region, language, path), confidence.MIN_MARGIN)
     except ProviderError:
         slips = []
     return slips[0].apply(target.text) if slips else None

@@ -12,22 +12,18 @@ from __future__ import annotations
 
 import difflib
 import keyword
-import math
 import re
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..providers.base import CompletionPrompt, Provider, StreamStats
+from .confidence import TOP_LOGPROBS, margin
 
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|\w+|==|!=|<=|>=|\*\*|//|->|&&|\|\||\S")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 MAX_SLIP_TOKENS = 2  # tokens changed on either side for a difference to count as a slip
 MAX_LINES = 40  # a longer region is not re-read line by line (one request per line)
-TOP_LOGPROBS = 5  # alternatives asked for per token, to weigh the answer against the line as written
-# A slip is offered only when the model found it at least ten times as likely as the line as written
-# (a round figure fixed before measuring; what it does on real bugs: docs/design-notes.md, line_scan.py).
-MIN_MARGIN = math.log(10)
 _KEYWORDS = set(keyword.kwlist) | {"true", "false", "null", "nil", "undefined", "this", "self"}
 _SKIP = re.compile(r"^\s*(#|//|\"\"\"|'''|@|(async\s+)?def\b|class\b|$)")
 
@@ -94,25 +90,49 @@ def departure_margin(old: str, tokens: list[tuple[str, dict[str, float]]]) -> fl
         if _keeps_to(line, after):
             so_far = after
             continue
-        if not top:
-            return None
-        kept = [lp for t, lp in top.items() if t and _keeps_to(line, so_far + _BLANKS.sub("", t))]
-        chosen_lp = top.get(chosen, max(top.values()))
-        if not kept:
-            return chosen_lp - min(top.values())
-        peak = max(kept)
-        return chosen_lp - (peak + math.log(sum(math.exp(lp - peak) for lp in kept)))
+        return margin(chosen, top, lambda t: _keeps_to(line, so_far + _BLANKS.sub("", t)))
     return None
 
 
-async def first_line(provider: Provider, prompt: CompletionPrompt, stats: StreamStats | None = None) -> str:
-    text = ""
-    async with aclosing(provider.complete(prompt, stats or StreamStats())) as stream:  # closed at the line's end
+async def first_line(provider: Provider, prompt: CompletionPrompt, deltas: list[str] | None = None) -> str:
+    """The model's line; `deltas` gets the streamed pieces (a token each from llama.cpp's servers)."""
+    text, pieces = "", deltas if deltas is not None else []
+    async with aclosing(provider.complete(prompt, StreamStats())) as stream:  # closed at the line's end
         async for delta in stream:
+            pieces.append(delta)
             text += delta
             if "\n" in text:
                 break
     return text.split("\n", 1)[0]
+
+
+def _departure(old: str, deltas: list[str]) -> int | None:
+    """Index of the piece where the answer parts from the line as written (spacing ignored);
+    `len(deltas)` when the answer ends where the line goes on (the line's end is the departure)."""
+    line, so_far = _BLANKS.sub("", old) + "\n", ""
+    for k, piece in enumerate(deltas):
+        so_far += _BLANKS.sub("", piece)
+        if not _keeps_to(line, so_far):
+            return k
+    return None if _keeps_to(line, so_far + "\n") else len(deltas)
+
+
+async def weigh(provider: Provider, prompt: CompletionPrompt, old: str, deltas: list[str]) -> float | None:
+    """The departure margin of an answer streamed as `deltas`: the log probabilities are asked for
+    only at the token where it parts from the line, by asking again for that one token (listing a
+    token's alternatives costs llama-cpp-python about 0.1 s on 2 cores: over a whole line, seconds)."""
+    k = _departure(old, deltas)
+    if k is None:
+        return None
+    # No stop sequence: where the answer ended the line, the line's end is the token to weigh.
+    ask = replace(prompt, answered="".join(deltas[:k]), max_tokens=1, top_logprobs=TOP_LOGPROBS, stop=())
+    stats = StreamStats()
+    async with aclosing(provider.complete(ask, stats)) as stream:
+        async for _ in stream:
+            pass
+    if not stats.tokens:
+        return None
+    return departure_margin(old, [(d, {}) for d in deltas[:k]] + stats.tokens[:1])
 
 
 async def candidates(
@@ -141,19 +161,19 @@ async def candidates(
             continue
         indent = line[: len(line) - len(line.lstrip())]
         prompt = CompletionPrompt(prefix=text[:line_start] + indent, suffix=text[line_start + len(line):],
-                                  language=language, path=path, max_tokens=64, multiline=False, stop=("\n",),
-                                  top_logprobs=TOP_LOGPROBS)
-        stats = StreamStats()
-        new = indent + (await first_line(provider, prompt, stats)).strip()
+                                  language=language, path=path, max_tokens=64, multiline=False, stop=("\n",))
+        deltas: list[str] = []
+        new = indent + (await first_line(provider, prompt, deltas)).strip()
         changed = slip(line.strip(), new.strip(), words)
         if changed is None:
             continue
-        margin = departure_margin(line, stats.tokens) if stats.tokens else None
-        if min_margin is not None and (margin is None or margin < min_margin):
+        candidate = Candidate(i, new, changed)
+        if not acceptable(candidate.apply(region)):
             continue
-        candidate = Candidate(i, new, changed, margin)
-        if acceptable(candidate.apply(region)):
-            found.append(candidate)
+        weighed = await weigh(provider, prompt, line, deltas)
+        if min_margin is not None and (weighed is None or weighed < min_margin):
+            continue
+        found.append(replace(candidate, margin=weighed))
     return sorted(found, key=lambda c: (c.tokens_changed, c.line))
 
 

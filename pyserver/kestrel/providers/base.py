@@ -36,6 +36,9 @@ class CompletionPrompt:
     multiline: bool = True
     stop: tuple[str, ...] = ()
     top_logprobs: int = 0  # > 0: ask for that many alternatives per token (see StreamStats.tokens)
+    # The start of the answer, already written: the model goes on from it (a fim template puts it
+    # after the middle marker, where the model's own tokens go). Only `fim` providers take it.
+    answered: str = ""
 
 
 @dataclass

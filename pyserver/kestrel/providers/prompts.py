@@ -26,10 +26,10 @@ class FimTemplate:
     def render(self, prompt: CompletionPrompt) -> str:
         context = render_context(prompt, self.file_sep)
         if self.prefix_only:
-            return f"{context}{prompt.prefix}"
+            return f"{context}{prompt.prefix}{prompt.answered}"
         if self.suffix_first:
-            return f"{context}{self.begin}{prompt.suffix}{self.hole}{prompt.prefix}{self.end}"
-        return f"{context}{self.begin}{prompt.prefix}{self.hole}{prompt.suffix}{self.end}"
+            return f"{context}{self.begin}{prompt.suffix}{self.hole}{prompt.prefix}{self.end}{prompt.answered}"
+        return f"{context}{self.begin}{prompt.prefix}{self.hole}{prompt.suffix}{self.end}{prompt.answered}"
 
 
 FIM_TEMPLATES: dict[str, FimTemplate] = {

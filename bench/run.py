@@ -22,10 +22,11 @@ from typing import Any
 from . import common, lsp_client
 from .report import checks, render_markdown
 
-BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost", "local_model", "edits_ms",
-              "relay", "steer_ms", "transports", "codex", "quality", "peers")
+BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost", "local_model",
+              "next_suggestion", "edits_ms", "relay", "steer_ms", "transports", "codex", "quality", "peers")
 ALIASES = {"rss": "rss_mb", "storm": "keystroke_storm", "parse_cost": "sdk_parse_cost", "sdk_parse": "sdk_parse_cost",
-           "inline": "inline_added", "cold": "cold_start", "steer": "steer_ms", "transport": "transports"}
+           "inline": "inline_added", "cold": "cold_start", "steer": "steer_ms", "transport": "transports",
+           "next": "next_suggestion"}
 ALL_KINDS = ("chat", "fim", "responses", "responses-ws", "chat-h1")  # chat-h1: chat with http2=off (HTTP/1.1)
 
 
@@ -56,6 +57,7 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
         "storm_chars_per_s": 20.0,
         "parse_number": 200 if q else 2000,
         "local_samples": 3 if q else 20,
+        "next_samples": 2 if q else 12,
         "edits_samples": 5 if q else 100,
         "kinds": [k.strip() for k in args.kinds.split(",") if k.strip()],
         "rss_kinds": ["chat", "responses-ws"] if q else ["chat", "fim", "responses", "responses-ws"],
@@ -111,6 +113,10 @@ async def run_one(name: str, cfg: dict[str, Any], logs: Path) -> Any:
         from . import local_model
 
         return await local_model.run(cfg["local_samples"], logs)
+    if name == "next_suggestion":
+        from . import next_suggestion
+
+        return await next_suggestion.run(cfg["next_samples"], logs)
     if name == "relay":
         from . import relay
 

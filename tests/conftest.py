@@ -78,7 +78,11 @@ async def kestrel(
 
 
 def mock_options(mock: MockModelServer, provider: str = "chat", **extra: Any) -> dict[str, Any]:
-    return {"kestrel": {"provider": provider, "baseUrl": mock.base_url, "model": "mock-model", "apiKey": "test-key-123456", **extra}}
+    """Settings for a server against the mock model. Preparing the next suggestion (one more request
+    after each one shown) is off unless a test turns it on: most tests count the requests they cause."""
+    completion = {"prepareNext": False, **extra.pop("completion", {})}
+    return {"kestrel": {"provider": provider, "baseUrl": mock.base_url, "model": "mock-model", "apiKey": "test-key-123456",
+                        "completion": completion, **extra}}
 
 
 async def code_actions(client: LanguageClient, uri: str, diagnostic: types.Diagnostic) -> list | None:

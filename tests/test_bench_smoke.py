@@ -65,3 +65,25 @@ def test_bench_transports_quick_smoke(tmp_path: Path) -> None:
     assert tr["http_versions"] == {"new_conn_h1": "HTTP/1.1", "pool_h1": "HTTP/1.1", "pool_h2": "HTTP/2"}
     assert "## transports" in (tmp_path / "RESULTS.md").read_text()
     assert any(c["name"].startswith("transports:") for c in doc["checks"])
+
+
+def test_the_next_suggestion_section_and_check_render() -> None:
+    """`next_suggestion` needs the embedded model (minutes on 2 cores): its report and check are
+    rendered here from a result of the shape it writes."""
+    from bench.report import _next_suggestion_section, checks
+
+    def case(p50: float) -> dict:
+        return {"ms": {"n": 12, "p50": p50, "p95": p50 * 2}, "first_shown": 12, "next_shown": 11}
+
+    result = {"read_s": 1.0, "samples": 12, "arms": {
+        "prepared": {"accepted": case(40.0), "typed instead": case(900.0), "prepared_started": 24, "prepared_used": 11},
+        "not prepared": {"accepted": case(800.0), "typed instead": case(850.0), "prepared_started": 0, "prepared_used": 0}}}
+    doc = {"machine": {}, "config": {}, "benchmarks_run": ["next_suggestion"], "wall_seconds": {},
+           "results": {"next_suggestion": result}}
+    doc["checks"] = checks(doc)
+    (check,) = [c for c in doc["checks"] if c["name"].startswith("next_suggestion")]
+    assert check["value"] == 40.0 and check["pass"]
+    md = "\n".join(_next_suggestion_section(doc))
+    assert "| prepared | accepted | 12 | 40.0 | 80.0 | 11 |" in md and "24 prepared generations, 11 used (13 not needed)" in md
+    result["arms"]["prepared"]["accepted"] = case(250.0)
+    assert not [c for c in checks(doc) if c["name"].startswith("next_suggestion")][0]["pass"]

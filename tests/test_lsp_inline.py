@@ -161,3 +161,38 @@ async def test_configuration_change_can_clear_a_startup_value_and_the_key(mock):
         client.protocol.notify("kestrel/setApiKey", {"apiKey": None})  # clearing the key is honoured
         change_doc(client, URI, "z = \n", 3)
         assert await complete(client, URI, 0, 4) == "1"
+
+
+async def test_the_next_suggestion_is_prepared_while_the_user_reads_it(mock):
+    """Once a suggestion's stream has ended, what follows it is asked for at once, as if accepted:
+    when the user accepts, the next suggestion comes from that stream, with no request after the
+    acceptance. When the user types something else instead, it is dropped, counted as unused."""
+    doc = "import math\nvalue = math.\n"
+    mock.configure(text="sqrt(2)\n", rules=[{"match": "math.sqrt(2)", "text": " + 1\n"}])
+    async with kestrel(mock_options(mock, completion={"prepareNext": True})) as client:
+        open_doc(client, URI, doc)
+        assert await complete(client, URI, 1, 13) == "sqrt(2)"
+        await wait_for(lambda: mock.stats()["requests"].get("/v1/chat/completions") == 2,
+                       what="the request for what follows the suggestion")
+        assert "value = math.sqrt(2)" in str(mock.stats()["last_request"]["messages"])  # as if accepted
+        change_doc(client, URI, doc.replace("math.", "math.sqrt(2)"), 2)  # Tab: the suggestion accepted
+        assert await complete(client, URI, 1, 20) == " + 1"
+        # A third request prepares what follows " + 1"; the user types something else instead.
+        await wait_for(lambda: mock.stats()["requests"].get("/v1/chat/completions") == 3, what="the next preparation")
+        change_doc(client, URI, doc.replace("math.", "math.sqrt(2) * "), 3)
+        mock.configure(text="3\n", rules=[])
+        assert await complete(client, URI, 1, 23) == "3"
+        d = await client.protocol.send_request_async("kestrel/diagnostics", {})
+        assert d.preparedGenerations >= 2 and d.preparedUsed == 1  # the second one was not needed
+        assert mock.stats()["requests"].get("/v1/chat/completions") >= 4
+
+
+async def test_preparing_the_next_suggestion_can_be_turned_off(mock):
+    mock.configure(text="sqrt(2)\n")
+    async with kestrel(mock_options(mock)) as client:  # the tests' default: completion.prepareNext false
+        open_doc(client, URI, "import math\nvalue = math.\n")
+        assert await complete(client, URI, 1, 13) == "sqrt(2)"
+        await asyncio.sleep(0.3)
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+        d = await client.protocol.send_request_async("kestrel/diagnostics", {})
+        assert d.preparedGenerations == 0

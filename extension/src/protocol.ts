@@ -147,6 +147,8 @@ export interface DiagnosticsResult {
   pendingRequests: number;
   liveGenerations: number;
   generationsStarted: number;
+  preparedGenerations: number;
+  preparedUsed: number;
 }
 
 // -- notifications --------------------------------------------------------------------------

@@ -90,6 +90,7 @@ export interface ServerSettings {
     disabledLanguages: string[];
     excludeGlobs: string[];
     repositoryContext: boolean;
+    prepareNext: boolean;
   };
   local: {
     enabled: boolean;
@@ -212,6 +213,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
         .sort(),
       excludeGlobs: strings(cfg, "completion.excludeGlobs"),
       repositoryContext: bool(cfg, "completion.repositoryContext", true),
+      prepareNext: bool(cfg, "completion.prepareNext", true),
     },
     local: {
       enabled: bool(cfg, "local.enabled", true),

@@ -29,6 +29,7 @@ describe("buildServerSettings", () => {
         "completion.excludeGlobs": ["**/secret/**", "", 3],
         "completion.debounceMs": 40,
         "completion.repositoryContext": false,
+        "completion.prepareNext": false,
         "local.enabled": false,
         "server.python": "/usr/bin/python3",
       }),
@@ -47,6 +48,7 @@ describe("buildServerSettings", () => {
         disabledLanguages: ["markdown", "plaintext"],
         excludeGlobs: ["**/secret/**"],
         repositoryContext: false,
+        prepareNext: false,
       },
       local: { enabled: false },
     });
@@ -54,7 +56,7 @@ describe("buildServerSettings", () => {
 
   it("never forwards client-only settings (the server rejects unknown completion keys)", () => {
     const s = buildServerSettings(cfg({ "completion.debounceMs": 100, "server.command": ["x"] }));
-    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "maxLines", "maxTokens", "repositoryContext"]);
+    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "maxLines", "maxTokens", "prepareNext", "repositoryContext"]);
     expect(JSON.stringify(s)).not.toMatch(/debounce|server/);
   });
 

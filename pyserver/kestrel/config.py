@@ -66,6 +66,9 @@ class CompletionSettings:
     # How long an abandoned-but-still-matching generation may keep streaming, waiting
     # for the next request to adopt it, before it is cancelled upstream.
     adopt_grace_ms: int = 1000
+    # Once a suggestion's stream has ended, ask for what follows it while the user reads it, so the
+    # next one is there when they accept (one more request per suggestion; unused ones are counted).
+    prepare_next: bool = True
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,7 @@ _CAMEL = {
     "disabledLanguages": "disabled_languages",
     "excludeGlobs": "exclude_globs",
     "adoptGraceMs": "adopt_grace_ms",
+    "prepareNext": "prepare_next",
     "wsRotateSeconds": "ws_rotate_s",
     "modelPath": "model_path",
     "caBundle": "ca_bundle",

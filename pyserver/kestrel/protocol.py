@@ -169,6 +169,8 @@ class DiagnosticsResult:
     pending_requests: int
     live_generations: int
     generations_started: int
+    prepared_generations: int  # what followed a shown suggestion, asked for before it was accepted
+    prepared_used: int  # of those, taken by a request (the rest were not needed)
 
 
 # -- notifications -----------------------------------------------------------------------

@@ -18,12 +18,14 @@ export async function openChat(page) {
   return frame;
 }
 
-/** Every chat-completion request the mock received, oldest first: { body, messages (JSON text) }. */
+/** Every chat-completion request the mock received for a chat turn or an edit, oldest first (not
+ *  inline completions, which may be prepared at any moment after ghost text): { body, messages (JSON text) }. */
 export async function chatRequests(mockUrl) {
   const stats = JSON.parse((await httpGet(`${mockUrl.replace(/\/v1$/, "")}/_mock/stats`)).body);
   return stats.request_log
     .filter((r) => r.endpoint.endsWith("/chat/completions"))
-    .map((r) => ({ body: r.body, messages: JSON.stringify(r.body?.messages ?? []) }));
+    .map((r) => ({ body: r.body, messages: JSON.stringify(r.body?.messages ?? []) }))
+    .filter((r) => !r.messages.includes("code completion engine"));
 }
 
 /** Waits until the last finished assistant turn contains `text`; returns that turn's locator. */

@@ -5,6 +5,7 @@ what was typed; otherwise a new one starts (at most one live per document). Its 
 the cuts (cuts/), then the language's guard (guards/). A multi-line answer is given as soon as a
 cut is final, except while the model is known to end its blocks itself (ending.py): then the
 engine waits for that end, up to max_lines (a stream watched to learn that answers as without).
+Once a stream has ended, what follows its suggestion is asked for while the user reads it (prepared).
 """
 
 from __future__ import annotations
@@ -26,6 +27,22 @@ from .generation import pushed_indent as _pushed_indent
 from .shape import opens_a_line, wants_multiline
 
 __all__ = ["CompletionInput", "CompletionObserver", "Generation", "InlineCompletionEngine"]
+
+
+class _Unseen:
+    """A prepared generation is not the user's wait: it neither shows as busy nor reports (a request
+    that adopts it gets its error, if any, as its own)."""
+
+    def generation_started(self) -> None:
+        pass
+
+    def generation_finished(self, stats: object, error: object) -> None:
+        pass
+
+
+def _accepted(cur: CursorText, text: str) -> CursorText:
+    """The cursor after `text` is accepted at `cur` (it lands at the end of the inserted text)."""
+    return CursorText(cur.before + text, cur.after, (cur.line_before + text).rsplit("\n", 1)[-1], cur.line_after)
 
 
 def _opened(cur: CursorText, indent: str) -> CursorText:
@@ -53,12 +70,17 @@ class InlineCompletionEngine:
         self._live: dict[str, Generation] = {}
         self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # exact-position LRU
         self._habit = EndingHabit()  # of the current provider's model
+        # Per document: what follows the suggestion last shown, asked for before it is accepted.
+        self._prepared: dict[str, Generation] = {}
         self.generations_started = 0
+        self.prepared_started = 0
+        self.prepared_used = 0  # prepared generations a request adopted (the rest were not needed)
 
     def set_provider(self, provider: Provider | None) -> None:
-        for gen in self._live.values():
+        for gen in [*self._live.values(), *self._prepared.values()]:
             gen.cancel()
         self._live.clear()
+        self._prepared.clear()
         self._answers.clear()
         self._habit = EndingHabit()
         self.provider = provider
@@ -68,9 +90,9 @@ class InlineCompletionEngine:
         return sum(1 for g in self._live.values() if g.live)
 
     def forget(self, uri: str) -> None:
-        gen = self._live.pop(uri, None)
-        if gen is not None:
-            gen.cancel()
+        for gen in (self._live.pop(uri, None), self._prepared.pop(uri, None)):
+            if gen is not None:
+                gen.cancel()
 
     async def complete(self, req: CompletionInput) -> str:
         """The text to show at the cursor ('' for nothing). Raises ProviderError on failure."""
@@ -80,12 +102,15 @@ class InlineCompletionEngine:
         if cached is not None:
             self._answers.move_to_end(key)
             return cached
-        gen = self._live.get(req.uri)
+        gen = self._adopt_prepared(req.uri, cur) or self._live.get(req.uri)
         typed = gen.typed_since(cur.before, cur.after) if gen is not None else None
         if gen is not None and typed is None:
             gen.cancel()  # stale: the user went elsewhere
             self._live.pop(req.uri, None)
             gen = None
+            prepared = self._prepared.pop(req.uri, None)
+            if prepared is not None:
+                prepared.cancel()
         if gen is not None and gen.done and gen.error is not None:
             gen, typed = None, None  # a failed or cancelled (partial) stream is not reused
         if gen is None:
@@ -99,13 +124,56 @@ class InlineCompletionEngine:
         if len(self._answers) >= 64:
             self._answers.popitem(last=False)
         self._answers[key] = shown.text
+        self._prepare_next(req, gen, cur, shown.text)
         return shown.text
+
+    def _adopt_prepared(self, uri: str, cur: CursorText) -> Generation | None:
+        """The prepared generation, once the cursor stands where it was prepared for (the suggestion
+        accepted or typed through) or past it along its text."""
+        nxt = self._prepared.get(uri)
+        if nxt is None or nxt.typed_since(cur.before, cur.after) is None:
+            return None  # not there (yet): the user may still be typing the suggestion through
+        del self._prepared[uri]
+        old = self._live.get(uri)
+        if old is not None:
+            old.cancel()
+        self._live[uri] = nxt
+        self.prepared_used += 1
+        return nxt
+
+    def _prepare_next(self, req: CompletionInput, gen: Generation, cur: CursorText, text: str) -> None:
+        """Ask for what follows `text`, as if accepted, while the user reads it (as Copilot and
+        llama.cpp's editor plugins do): the next suggestion is then there when they accept. Only
+        once `gen` has ended (a local server runs one stream at a time: a second would cut it
+        short), and only while `gen` is still the document's stream."""
+        if not self.settings.prepare_next or not text.strip() or req.uri in self._prepared:
+            return
+
+        def start(_task: object = None) -> None:
+            if self.provider is None or self._live.get(req.uri) is not gen or req.uri in self._prepared:
+                return
+            if gen.error is not None:
+                return  # cancelled (the user moved on) or failed
+            self._prepared[req.uri] = self._generation(req, _accepted(cur, text), _Unseen())
+            self.prepared_started += 1
+
+        if gen.done:
+            start()
+        else:
+            gen.task.add_done_callback(start)
 
     def _start(self, req: CompletionInput) -> Generation:
         if self.provider is None:
             raise ProviderError("no model is configured: set kestrel.provider or KESTREL_PROVIDER")
+        gen = self._generation(req, req.cur, self.observer)
+        self._live[req.uri] = gen
+        self.generations_started += 1
+        return gen
+
+    def _generation(self, req: CompletionInput, cur: CursorText, observer: CompletionObserver) -> Generation:
+        assert self.provider is not None
         s = self.settings
-        cur = req.cur
+        at = cur
         if opens_a_line(cur.line_before, cur.line_after):
             cur = _opened(cur, _pushed_indent(cur))
         rest = cur.after.split("\n", 2)
@@ -130,11 +198,7 @@ class InlineCompletionEngine:
         max_chars = (s.max_lines + 2) * 120 if multiline else 400
         trusts_end = multiline and self._habit.ends_blocks
         watched = multiline and not trusts_end and self._habit.watches()
-        gen = Generation(self.provider, prompt, req.cur, self.observer, max_chars, s.max_lines, trusts_end, watched,
-                         self._habit)
-        self._live[req.uri] = gen
-        self.generations_started += 1
-        return gen
+        return Generation(self.provider, prompt, at, observer, max_chars, s.max_lines, trusts_end, watched, self._habit)
 
     async def _answer(self, gen: Generation, typed: str, cur: CursorText, req: CompletionInput) -> Shown | None:
         gen.adopted()
@@ -177,6 +241,7 @@ class InlineCompletionEngine:
             gen.keep_for_adoption(self.settings.adopt_grace_ms / 1000)
 
     async def aclose(self) -> None:
-        for gen in list(self._live.values()):
+        for gen in [*self._live.values(), *self._prepared.values()]:
             gen.cancel()
         self._live.clear()
+        self._prepared.clear()

@@ -144,6 +144,9 @@ class InlineCompletionFeature:
         return {
             "liveGenerations": self.engine.live_generations,
             "generationsStarted": self.engine.generations_started,
+            # What followed a shown suggestion, asked for before it was accepted; used: a request took it.
+            "preparedGenerations": self.engine.prepared_started,
+            "preparedUsed": self.engine.prepared_used,
         }
 
     async def aclose(self) -> None:

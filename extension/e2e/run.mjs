@@ -16,6 +16,7 @@ import { httpGet, log, t0 } from "./lib/util.mjs";
 import { stopAll } from "./lib/processes.mjs";
 import { newSession, recordFailure, setUp, tearDown } from "./lib/session.mjs";
 import ghostText from "./scenarios/ghostText.mjs";
+import nextSuggestion from "./scenarios/nextSuggestion.mjs";
 import latency from "./scenarios/latency.mjs";
 import toggle from "./scenarios/toggle.mjs";
 import repoContext from "./scenarios/repoContext.mjs";
@@ -39,7 +40,7 @@ import chatLatency from "./scenarios/chatLatency.mjs";
 
 // In this order: later scenarios start from the editor state the earlier ones leave
 // (untrustedWorkspace runs its own code-server and leaves the first one alone).
-const ALL = [ghostText, latency, toggle, chat, quickFix, inlineEdit, chatApply, chatQueue, chatContext, chatFiles, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace, repoContext];
+const ALL = [ghostText, nextSuggestion, latency, toggle, chat, quickFix, inlineEdit, chatApply, chatQueue, chatContext, chatFiles, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace, repoContext];
 // Benchmarks (make bench) run only when named: they measure, they do not test.
 const BENCH_ONLY = [chatLatency];
 const ONLY = (process.env.KESTREL_E2E_ONLY || "").split(",").map((s) => s.trim()).filter(Boolean);

@@ -173,6 +173,9 @@ def _header_section(doc: dict[str, Any]) -> list[str]:
              f"{m['httpx2']}, pygls {m['pygls']}, lsprotocol {m['lsprotocol']}, hypercorn {m['hypercorn']}, h2 {m['h2']}.\n")
     L.append("The mock model (`python -m kestrel.testing.mock_model`) runs as its own process; the server is "
              "`python -m kestrel` over stdio; HTTP kinds use h2c (`http2: on`) except `chat-h1` (`http2: off`).\n")
+    for name, when in (doc.get("reruns") or {}).items():  # sections re-run alone (python -m bench.merge)
+        L.append(f"**`{name}` re-run {when['date']}, commit `{when.get('git_commit')}`** (the other sections are from "
+                 "the run above).\n")
     return L
 
 

@@ -87,3 +87,23 @@ def test_the_next_suggestion_section_and_check_render() -> None:
     assert "| prepared | accepted | 12 | 40.0 | 80.0 | 11 |" in md and "24 prepared generations, 11 used (13 not needed)" in md
     result["arms"]["prepared"]["accepted"] = case(250.0)
     assert not [c for c in checks(doc) if c["name"].startswith("next_suggestion")][0]["pass"]
+
+
+def test_a_partial_run_is_merged_into_the_results_and_marked(tmp_path: Path) -> None:
+    """bench.merge: the sections of a partial run replace those of bench/results.json, each marked
+    with the date and commit it was re-run at; the checks are recomputed over the whole."""
+    from bench.merge import main as merge_main
+
+    (tmp_path / "results.json").write_text((REPO / "bench" / "results.json").read_text())
+    full = json.loads((tmp_path / "results.json").read_text())
+    partial = {"benchmarks_run": ["cold_start"], "machine": {"date": "2026-11-27 23:00:00 UTC", "git_commit": "abc1234"},
+               "results": {"cold_start": {**full["results"]["cold_start"],
+                                          "spawn_to_initialize_ms": {"n": 10, "p50": 250.0, "p95": 270.0}}}}
+    (tmp_path / "partial.json").write_text(json.dumps(partial))
+    assert merge_main([str(tmp_path / "partial.json"), "--into", str(tmp_path)]) == 0
+    merged = json.loads((tmp_path / "results.json").read_text())
+    assert merged["results"]["cold_start"]["spawn_to_initialize_ms"]["p50"] == 250.0
+    assert merged["results"]["inline_added"] == full["results"]["inline_added"]  # the rest untouched
+    (check,) = [c for c in merged["checks"] if c["name"].startswith("cold_start")]
+    assert check["value"] == 250.0 and check["pass"]
+    assert "**`cold_start` re-run 2026-11-27 23:00:00 UTC, commit `abc1234`**" in (tmp_path / "RESULTS.md").read_text()

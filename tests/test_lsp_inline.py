@@ -196,3 +196,19 @@ async def test_preparing_the_next_suggestion_can_be_turned_off(mock):
         assert mock.stats()["requests"].get("/v1/chat/completions") == 1
         d = await client.protocol.send_request_async("kestrel/diagnostics", {})
         assert d.preparedGenerations == 0
+
+
+async def test_a_suggestion_prepared_in_another_document_is_dropped_when_the_user_types_elsewhere(mock):
+    """The user leaves the file whose next suggestion is being prepared and types in another: that
+    preparation is cancelled (a local server runs one stream at a time), never adopted later."""
+    other = "file:///work/other.py"
+    mock.configure(text="sqrt(2)\n", rules=[{"match": "math.sqrt(2)", "text": " + 1\n", "ttft_ms": 3000}])
+    async with kestrel(mock_options(mock, completion={"prepareNext": True})) as client:
+        open_doc(client, URI, "import math\nvalue = math.\n")
+        open_doc(client, other, "import math\nangle = math.\n")
+        assert await complete(client, URI, 1, 13) == "sqrt(2)"
+        await wait_for(lambda: mock.stats()["requests"].get("/v1/chat/completions") == 2, what="the preparation")
+        assert await complete(client, other, 1, 13) == "sqrt(2)"  # typed elsewhere: a new generation there
+        await wait_for(lambda: mock.stats()["streams_cancelled"] >= 1, what="the preparation to be cancelled")
+        d = await client.protocol.send_request_async("kestrel/diagnostics", {})
+        assert d.preparedUsed == 0

@@ -165,6 +165,10 @@ class InlineCompletionEngine:
     def _start(self, req: CompletionInput) -> Generation:
         if self.provider is None:
             raise ProviderError("no model is configured: set kestrel.provider or KESTREL_PROVIDER")
+        # A suggestion prepared in another document is dropped: the user is elsewhere now, and a local
+        # server runs one stream at a time (it would hold up this one, or be cut short by it).
+        for uri in [u for u in self._prepared if u != req.uri]:
+            self._prepared.pop(uri).cancel()
         gen = self._generation(req, req.cur, self.observer)
         self._live[req.uri] = gen
         self.generations_started += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 
+import pytest
 from lsprotocol import types
 
 from conftest import change_doc, clean_env, kestrel, mock_options, open_doc, inline_params, wait_for
@@ -35,12 +36,15 @@ async def test_200_documents_and_50_concurrent_requests(mock):
         assert d["documents"] == 200 and d["liveGenerations"] <= 40
 
 
-async def test_short_soak_holds_memory_tasks_and_sockets(mock):
-    """20 completions/s with cancellations like a typing user; resources must not grow."""
+@pytest.mark.parametrize("prepare_next", [False, True], ids=["alone", "next-prepared"])
+async def test_short_soak_holds_memory_tasks_and_sockets(mock, prepare_next):
+    """20 completions/s with cancellations like a typing user; resources must not grow (also with the
+    suggestion after each one prepared, and dropped at the next keystroke)."""
     mock.configure(text="compute(x)\n", ttft_ms=5, tps=2000)
-    async with kestrel(mock_options(mock, http2="on")) as client:
+    async with kestrel(mock_options(mock, http2="on", completion={"prepareNext": prepare_next})) as client:
         uri = "file:///work/soak.py"
-        open_doc(client, uri, "x = \n")
+        head = "def compute(x):\n    return x\n\n"  # binds the name the mock answers with: the suggestions are shown
+        open_doc(client, uri, head + "x = \n")
         await wait_for(lambda: mock.stats()["requests"].get("/v1/models"), what="prewarm")
         samples = []
         loop = asyncio.get_running_loop()
@@ -48,8 +52,8 @@ async def test_short_soak_holds_memory_tasks_and_sockets(mock):
         i = 0
         while loop.time() < end:
             i += 1
-            change_doc(client, uri, f"x{i} = \n", i + 1)
-            fut = client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(uri, 0, 4 + len(str(i))), msg_id=f"s{i}")
+            change_doc(client, uri, head + f"x{i} = \n", i + 1)
+            fut = client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(uri, 3, 4 + len(str(i))), msg_id=f"s{i}")
             if i % 3 == 0:  # a third of them are cancelled like stale keystrokes
                 client.protocol.notify("$/cancelRequest", types.CancelParams(id=f"s{i}"))
             await asyncio.sleep(0.05)
@@ -66,6 +70,7 @@ async def test_short_soak_holds_memory_tasks_and_sockets(mock):
         assert final["rssMb"] <= first["rssMb"] + 8, (first, final)
         assert mock.stats()["connections_opened"] == 1
         assert mock.stats()["tokens_after_cancel"] == 0
+        assert (final["preparedGenerations"] > 0) == prepare_next
 
 
 async def test_canary_key_never_appears_in_any_output(mock, capsys):

@@ -25,7 +25,9 @@ export default async function privateInstall(t) {
   await waitFor("Kestrel ready on the private environment", async () => /Kestrel (ready|thinking)/.test(await statusText()), 120_000, 250);
   await completesAgain(t, "from the privately installed server", "u = ");
   // The install also compiled the methods attrs would compile at each start (kestrel/compiled_methods.py).
-  const cached = fs.readdirSync(t.dirs.data, { recursive: true }).filter((f) => /kestrel\/__pycache__\/attrs-methods\..*\.marshal$/.test(String(f)));
+  const cached = [...new Set(fs.readdirSync(t.dirs.data, { recursive: true })
+    .filter((f) => /kestrel\/__pycache__\/attrs-methods\..*\.marshal$/.test(String(f)))
+    .map((f) => fs.realpathSync(path.join(t.dirs.data, String(f)))))]; // (a venv's lib64 links to lib)
   if (cached.length !== 1) throw new Error(`the private install left ${cached.length} compiled-methods caches: ${cached.join(", ")}`);
   results.checks.compiledMethods = String(cached[0]);
   results.checks.privateInstall = true;

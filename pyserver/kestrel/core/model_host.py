@@ -21,6 +21,10 @@ from .payload import plain
 
 log = logging.getLogger(__name__)
 
+
+def _import_sdk() -> None:
+    import openai  # noqa: F401  (what creating any provider imports first)
+
 # The fields that need a new provider (a new client, socket or child process) when they change.
 _TRANSPORT_FIELDS = ("provider", "base_url", "model", "api_key", "http2", "fim_template", "local")
 # The fields a provider reads per request: a change reaches the running provider at once (the
@@ -161,7 +165,10 @@ class ModelHost:
             from ..local.models import runtime_available
 
             if runtime_available():
+                # The provider's SDK (openai: ~0.3 s of imports) loads while the model's child starts.
+                warm = asyncio.get_running_loop().run_in_executor(None, _import_sdk)
                 settings = await self.embedded.start(settings)
+                await warm
                 if settings is None:
                     return
         self.effective = settings

@@ -49,8 +49,11 @@ def _compile_methods() -> int:
 
     compiled_methods.uninstall()
     if cache is None or not cache.save(build=True):
-        print(f"kestrel-lsp: the compiled-methods cache was not written ({path})", file=sys.stderr)
-        return 1
+        # Only a start-up cost is at stake: the server starts without it (a directory others may
+        # write, or one that cannot be written, is not used).
+        print(f"kestrel-lsp: the compiled-methods cache was not written ({path}): the server starts without it",
+              file=sys.stderr)
+        return 0
     print(f"kestrel-lsp: {len(cache.compiled)} compiled methods cached in {path}")
     return 0
 

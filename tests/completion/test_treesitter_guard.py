@@ -81,6 +81,19 @@ def test_half_typed_code_at_the_cursor_is_completed_or_left_as_broken_as_it_was(
     assert ts.refuses(before, "prices.reduce((a, b) => a + b, 0", after) is not None  # a new error
 
 
+def test_code_at_column_0_inside_an_unindented_block_is_judged_by_the_whole_document():
+    """A Rust macro body written unindented (as rustfmt leaves macros): the window, cut by
+    indentation, starts inside it and would see a struct field as top-level code. At column 0 the
+    whole document is the judge, which parses the body as the macro's tokens: the line is taken;
+    one that leaves a bracket open is still refused."""
+    rust = guards.guard_for("rust")
+    before = ("use std::fmt;\n\niterator_wrap! {\nimpl (Iterator) for\n#[derive(Debug, Clone)]\n"
+              "struct Outgoing<'a, E, Ix> where { Ix: IndexType }\n")
+    after = "\niter: SomeIter<'a, E, Ix>,\n}\n\nfn main() {}\n"
+    assert rust.refuses(before, "item: EdgeReference<'a, E, Ix>,", after) is None
+    assert rust.refuses(before, "item: EdgeReference<'a, E, (Ix>,", after) is not None
+
+
 def test_a_window_cut_short_in_a_long_function_still_sees_an_unclosed_brace():
     go = guards.guard_for("go")
     body = "".join(f"\tv{i} := compute({i})\n\tif v{i} > 0 {{\n\t\tn += v{i}\n\t}}\n" for i in range(100))

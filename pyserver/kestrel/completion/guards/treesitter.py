@@ -117,7 +117,11 @@ class TreeSitterGuard:
         added = added_error(base, new, cursor)
         if added is None:
             return None
-        if not (region.certain and _only_near(base, head, tail, cursor)) and \
+        # At column 0 the indentation cannot say which block the cursor is in: a C++ namespace or a
+        # Rust macro body often leaves its contents unindented, and the window, cut by indentation,
+        # sees them as top-level code. The whole document is then the judge too.
+        at_top = not before[before.rfind("\n") + 1 :][:1].isspace()
+        if (at_top or not (region.certain and _only_near(base, head, tail, cursor))) and \
                 self._whole_document_takes(parser, before, inserted, after):
             return None
         where = "before it" if added.start < cursor else "where it goes" if added.start == cursor else "after it"

@@ -17,3 +17,18 @@ def test_a_block_that_does_not_fit_the_code_around_it_offers_its_first_line_if_t
     # Nothing when the first line does not fit either.
     text, _ = complete_at(doc, cursor, "    if i == j\n        return '1'\n    else:")
     assert text == ""
+
+
+def test_a_line_that_opens_a_body_where_the_code_takes_none_is_shown_without_it():
+    """In a Go interface the model wrote a method's signature as if defining it (`… error {`): the
+    line without the brace fits and is shown."""
+    from kestrel.completion import guards
+    from kestrel.completion.cuts.base import Shown
+    from kestrel.context.window import split_at
+
+    doc = "package kv\n\ntype WatchOpt interface {\n\tconfigureWatcher(opts\n}\n"
+    cur = split_at(doc, 3, len("\tconfigureWatcher(opts"))
+    assert guards.fit(cur, Shown(" *watchOpts) error {", True), "go", None).text == " *watchOpts) error"
+    # Not for a `${` or `#{` (a template's, not a body's), nor for more than one line.
+    assert guards._without_opened_body("a, b) {") == "a, b)" and guards._without_opened_body("`x ${") == ""
+    assert guards._without_opened_body("a) {\n  b") == ""

@@ -59,8 +59,21 @@ def fit(cur: CursorText, shown: Shown, language: str, open_indent: str | None) -
     if first and refusal(cur, first, language) is None:
         log.debug("guard %s: %s; trimmed to its first line", language, why)
         return Shown(first, True)
+    head = _without_opened_body(shown.text) if language in BRACE_LANGUAGES else ""
+    if head and not _header_without_body(cur.line_before + head) and refusal(cur, head, language) is None:
+        log.debug("guard %s: %s; trimmed to %r (a body opened where the code takes none)", language, why, head[:60])
+        return Shown(head, True)
     log.debug("guard %s: %s; dropped %r", language, why, shown.text[:60])
     return Shown("", True)
+
+
+def _without_opened_body(text: str) -> str:
+    """A one-line suggestion that ends by opening a body (`… error {`), without that brace: the model
+    took a declaration (an interface method, a prototype) for a definition. '' when it does not."""
+    code = text.rstrip()
+    if "\n" in code or not code.endswith("{") or code.endswith(("${", "#{")):
+        return ""
+    return code[:-1].rstrip()
 
 
 # A control header whose body is on later lines: `if (x)`, `} else`, `for (...)`, `while (x)`, `do`.

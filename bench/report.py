@@ -40,9 +40,10 @@ def checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
         add(f"inline_added[{kind}] p95 ms", p95, f"<= {TARGETS['inline_added_p95_ms']}", p95 <= TARGETS["inline_added_p95_ms"])
     ns = ((res.get("next_suggestion") or {}).get("arms") or {}).get("prepared") or {}
     if (ns.get("accepted") or {}).get("ms"):
-        v = ns["accepted"]["ms"]["p50"]
-        add("next_suggestion p50 ms (after an accept, embedded model)", v, f"<= {TARGETS['next_after_accept_ms']:g}",
-            v <= TARGETS["next_after_accept_ms"])
+        # Fast and shown: an answer with nothing in it is fast too (without preparation it is empty).
+        v, shown, n = ns["accepted"]["ms"]["p50"], ns["accepted"]["next_shown"], ns["accepted"]["ms"]["n"]
+        add(f"next_suggestion p50 ms (after an accept, embedded model; shown {shown}/{n})", v,
+            f"<= {TARGETS['next_after_accept_ms']:g}, shown in most", v <= TARGETS["next_after_accept_ms"] and 2 * shown > n)
     cs = res.get("cold_start") or {}
     if "spawn_to_initialize_ms" in cs:
         v = cs["spawn_to_initialize_ms"]["p50"]

@@ -87,6 +87,8 @@ def test_the_next_suggestion_section_and_check_render() -> None:
     assert "| prepared | accepted | 12 | 40.0 | 80.0 | 11 |" in md and "24 prepared generations, 11 used (13 not needed)" in md
     result["arms"]["prepared"]["accepted"] = case(250.0)
     assert not [c for c in checks(doc) if c["name"].startswith("next_suggestion")][0]["pass"]
+    result["arms"]["prepared"]["accepted"] = {**case(2.0), "next_shown": 0}  # fast because empty: not a pass
+    assert not [c for c in checks(doc) if c["name"].startswith("next_suggestion")][0]["pass"]
 
 
 def test_a_partial_run_is_merged_into_the_results_and_marked(tmp_path: Path) -> None:

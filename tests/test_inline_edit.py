@@ -290,6 +290,21 @@ async def test_a_repair_keeps_the_docstring_it_was_given(mock):
         assert not getattr(result, "error", None) and not result.edits
 
 
+async def test_a_repair_leaves_out_the_statements_the_model_wrote_to_try_it(mock):
+    """Asked to fix a bug with the failing assertion pasted, the model fixed the function and wrote
+    the assertion after it: the fix is offered, the echoed assertion is not (it was never in the
+    file); an instruction that is not a repair keeps what it asked for."""
+    buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
+    answer = "def area(r):\n    # circle\n    return 3.14 * r * r\n\nassert area(2) == 12.56\nprint(area(1))"
+    mock.configure(text=answer)
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, buggy)
+        result = await edit_area(client, "e17", "Fix the bug. The tests fail: assert area(2) == 12.56")
+        assert apply(buggy, as_edits(result)) == SOURCE
+        result = await edit_area(client, "e18", "add a usage example after it")
+        assert "assert area(2) == 12.56" in apply(buggy, as_edits(result))
+
+
 async def test_a_chat_only_provider_is_not_asked_line_by_line(mock):
     """Re-reading costs one request per line: with a chat-only provider that would be a chat turn
     per line, so the repair goes to the model as one rewrite."""

@@ -17,6 +17,7 @@ from ..providers.base import Provider, ProviderError
 from ..providers.collect import collect
 from . import confidence, line_scan
 from .docstrings import keep_docstrings
+from .echoed_tests import drop_echoed_statements
 from .hoist import mend_imports, split_imports
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
 from .validate import lint_problem, syntax_error
@@ -209,12 +210,14 @@ class _TargetWatch:
 
 def _region(job: EditJob, answer: str) -> str:
     """The region's new text from a model answer, as a person would tidy it before accepting: its
-    import slips mended (hoist.py) and, for a repair, the docstrings it was given kept (docstrings.py)."""
+    import slips mended (hoist.py) and, for a repair, the docstrings it was given kept (docstrings.py)
+    and the statements it wrote to try the fix left out (echoed_tests.py)."""
     text, target = job.text, job.target
     rewritten = mend_imports(text, target.start, target.end, region_rewrite(text, target, answer), job.path,
                              job.language)
     if line_scan.asks_for_a_repair(job.instruction):
         rewritten = keep_docstrings(target.text, rewritten, job.language)
+        rewritten = drop_echoed_statements(target.text, rewritten, job.language)
     return rewritten
 
 

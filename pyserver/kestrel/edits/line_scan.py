@@ -77,6 +77,18 @@ def _keeps_to(line: str, text: str) -> bool:
     return line.startswith(text)
 
 
+def _parting(line: str, pieces: list[str]) -> tuple[int, str] | None:
+    """Where an answer streamed as `pieces` parts from `line` (blanks removed, ending in a newline):
+    the piece's index and the answer before it (blanks removed). None: it keeps to the line."""
+    so_far = ""
+    for k, piece in enumerate(pieces):
+        after = so_far + _BLANKS.sub("", piece)
+        if not _keeps_to(line, after):
+            return k, so_far
+        so_far = after
+    return None
+
+
 def departure_margin(old: str, tokens: list[tuple[str, dict[str, float]]]) -> float | None:
     """How much more likely the model found its answer than the line as written, at the token
     where the two part: log p(its token) − log p(the tokens that keep to the line), in nats.
@@ -84,14 +96,11 @@ def departure_margin(old: str, tokens: list[tuple[str, dict[str, float]]]) -> fl
     keeps to the line, its probability is at most the least listed one's, so the margin is a
     lower bound. None: no log probabilities, or the answer never parts from the line."""
     line = _BLANKS.sub("", old) + "\n"
-    so_far = ""
-    for chosen, top in tokens:
-        after = so_far + _BLANKS.sub("", chosen)
-        if _keeps_to(line, after):
-            so_far = after
-            continue
-        return margin(chosen, top, lambda t: _keeps_to(line, so_far + _BLANKS.sub("", t)))
-    return None
+    parted = _parting(line, [chosen for chosen, _ in tokens])
+    if parted is None:
+        return None
+    k, so_far = parted
+    return margin(tokens[k][0], tokens[k][1], lambda t: _keeps_to(line, so_far + _BLANKS.sub("", t)))
 
 
 async def first_line(provider: Provider, prompt: CompletionPrompt, deltas: list[str] | None = None) -> str:
@@ -109,12 +118,11 @@ async def first_line(provider: Provider, prompt: CompletionPrompt, deltas: list[
 def _departure(old: str, deltas: list[str]) -> int | None:
     """Index of the piece where the answer parts from the line as written (spacing ignored);
     `len(deltas)` when the answer ends where the line goes on (the line's end is the departure)."""
-    line, so_far = _BLANKS.sub("", old) + "\n", ""
-    for k, piece in enumerate(deltas):
-        so_far += _BLANKS.sub("", piece)
-        if not _keeps_to(line, so_far):
-            return k
-    return None if _keeps_to(line, so_far + "\n") else len(deltas)
+    line = _BLANKS.sub("", old) + "\n"
+    parted = _parting(line, deltas)
+    if parted is not None:
+        return parted[0]
+    return None if _keeps_to(line, _BLANKS.sub("", "".join(deltas)) + "\n") else len(deltas)
 
 
 async def weigh(provider: Provider, prompt: CompletionPrompt, old: str, deltas: list[str]) -> float | None:

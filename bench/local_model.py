@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -128,11 +127,7 @@ async def run(samples: int, logs: Path) -> dict[str, Any]:
         out["sdk_same_child_ms"] = summary(sdk_ms)
         out["added_p50_ms"] = round(out["lsp_inline_ms"]["p50"] - out["sdk_same_child_ms"]["p50"], 2)
     finally:
-        try:
-            await asyncio.wait_for(client.shutdown(), 10)
-        except Exception:
-            client.proc.kill()
-        await client.close()
+        await client.stop()
         log.close()
         await server.stop()
     return out

@@ -99,11 +99,7 @@ async def run(samples: int, logs: Path) -> dict[str, Any]:
         counters = {name: await client.request("kestrel/diagnostics", {}) for name, client in arms.items()}
     finally:
         for client in arms.values():
-            try:
-                await asyncio.wait_for(client.shutdown(), 10)
-            except Exception:
-                client.proc.kill()
-            await client.close()
+            await client.stop()
         log.close()
     out: dict[str, Any] = {"read_s": READ_S, "samples": samples, "arms": {}}
     for (name, case), rs in rows.items():

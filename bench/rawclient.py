@@ -148,6 +148,14 @@ class RawClient:
         await self.request("shutdown", None)
         self.notify("exit", None)
 
+    async def stop(self, timeout: float = 10) -> None:
+        """Shut the server down in order (killed if it does not answer in `timeout` s), then close."""
+        try:
+            await asyncio.wait_for(self.shutdown(), timeout)
+        except Exception:
+            self.proc.kill()
+        await self.close()
+
     async def get_status(self) -> dict:
         return await self.request("kestrel/getStatus", None)
 

@@ -16,33 +16,50 @@ import json
 import math
 import sys
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 
-async def _study(out: Path, model_path: str | None) -> None:
+def real_bug_tasks() -> list[Any]:
+    """The inline-edit tasks of both real-bug sets, as the eval samples them (the studies' tasks)."""
+    from . import humanevalfix, quixbugs
+
+    qb, _ = quixbugs.all_tasks()
+    hef, _ = humanevalfix.all_tasks()
+    return qb["inline-edit"] + humanevalfix.sample(hef["inline-edit"], humanevalfix.DEFAULT_SAMPLE)
+
+
+@asynccontextmanager
+async def local_fim(model_path: str | None) -> AsyncIterator[tuple[Any, Any, Any]]:
+    """(model, its llama.cpp server, a `fim` provider on it) for a study; the server stops after."""
     from kestrel.config import Settings
-    from kestrel.context.window import line_span
-    from kestrel.edits import line_scan
-    from kestrel.edits.inline_edit import Target, rewrite_problem
     from kestrel.local.runtime import LocalModelServer
     from kestrel.providers.fim import FimProvider
 
     from bench.quality.runner import N_CTX, resolve
 
-    from . import humanevalfix, quixbugs
-    from .scoring import EditScorer
-
-    qb, _ = quixbugs.all_tasks()
-    hef, _ = humanevalfix.all_tasks()
-    tasks = qb["inline-edit"] + humanevalfix.sample(hef["inline-edit"], humanevalfix.DEFAULT_SAMPLE)
     model = resolve(model_path)
     server = LocalModelServer(model, n_ctx=N_CTX, require_key=False)
     await server.start()
-    provider = FimProvider(Settings(provider="fim", base_url=server.base_url, model=model.name, api_key="local"))
+    try:
+        yield model, server, FimProvider(Settings(provider="fim", base_url=server.base_url, model=model.name,
+                                                  api_key="local"))
+    finally:
+        await server.stop()
+
+
+async def _study(out: Path, model_path: str | None) -> None:
+    from kestrel.context.window import line_span
+    from kestrel.edits import line_scan
+    from kestrel.edits.inline_edit import Target, rewrite_problem
+
+    from .scoring import EditScorer
+
+    tasks = real_bug_tasks()
     scorer = EditScorer()
     rows: list[dict[str, Any]] = []
-    try:
+    async with local_fim(model_path) as (model, _, provider):
         for k, task in enumerate(tasks):
             text = task.broken
             start, end = line_span(text, *task.target)
@@ -61,8 +78,6 @@ async def _study(out: Path, model_path: str | None) -> None:
                          "seconds": round(seconds, 1)})
             print(f"{k + 1}/{len(tasks)} {task.task_id}: margins {[c.margin and round(c.margin, 2) for c in found]}",
                   file=sys.stderr, flush=True)
-    finally:
-        await server.stop()
     out.write_text(json.dumps({"model": model.name, "rows": rows}, indent=0) + "\n")
 
 

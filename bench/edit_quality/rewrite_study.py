@@ -102,29 +102,17 @@ async def _chat_with_logprobs(client, model: str, messages: list[dict]) -> tuple
 async def _study(out: Path, model_path: str | None, only: set[str] | None) -> None:
     from openai import AsyncOpenAI
 
-    from kestrel.config import Settings
     from kestrel.context.window import line_span
     from kestrel.edits.inline_edit import EditJob, Target, _region, edit_messages, region_rewrite, rewrite_problem
-    from kestrel.local.runtime import LocalModelServer
-    from kestrel.providers.fim import FimProvider
 
-    from bench.quality.runner import N_CTX, resolve
-
-    from . import humanevalfix, quixbugs
+    from .line_scan_study import local_fim, real_bug_tasks
     from .scoring import EditScorer
 
-    qb, _ = quixbugs.all_tasks()
-    hef, _ = humanevalfix.all_tasks()
-    tasks = qb["inline-edit"] + humanevalfix.sample(hef["inline-edit"], humanevalfix.DEFAULT_SAMPLE)
-    tasks = [t for t in tasks if only is None or t.task_id in only]
-    model = resolve(model_path)
-    server = LocalModelServer(model, n_ctx=N_CTX, require_key=False)
-    await server.start()
-    provider = FimProvider(Settings(provider="fim", base_url=server.base_url, model=model.name, api_key="local"))
-    client = AsyncOpenAI(base_url=server.base_url, api_key="local")
+    tasks = [t for t in real_bug_tasks() if only is None or t.task_id in only]
     scorer = EditScorer()
     rows: list[dict[str, Any]] = []
-    try:
+    async with local_fim(model_path) as (model, server, provider):
+        client = AsyncOpenAI(base_url=server.base_url, api_key="local")
         for k, task in enumerate(tasks):
             text = task.broken
             start, end = line_span(text, *task.target)
@@ -148,8 +136,6 @@ async def _study(out: Path, model_path: str | None, only: set[str] | None) -> No
             rows.append(row)
             print(f"{k + 1}/{len(tasks)} {task.task_id}: margin {weighed and round(weighed, 2)} fixed {row['fixed']}"
                   f" {seconds:.1f}s", file=sys.stderr, flush=True)
-    finally:
-        await server.stop()
     out.write_text(json.dumps({"model": model.name, "rows": rows}, indent=0) + "\n")
 
 

@@ -38,6 +38,14 @@ export interface SteerMark {
   commitMs: number;
 }
 
+/** A span of a workspace file: what a chat prompt was given, or what an answer cited. */
+export interface SourceRef {
+  uri: string;
+  path: string;
+  range: Range;
+  name?: string;
+}
+
 /** A request without params (`{}` or null; ignored). */
 export interface NoParams {}
 
@@ -46,6 +54,7 @@ export interface ChatParams {
   id?: string;
   messages?: ChatMessage[];
   prompt?: string;
+  codebase?: boolean;
 }
 
 export interface ChatResult {
@@ -56,6 +65,9 @@ export interface ChatResult {
   lastSegment: string;
   error?: string;
   stopped?: boolean;
+  sources?: SourceRef[];
+  citations?: SourceRef[];
+  inventedCitations?: string[];
 }
 
 export interface SteerParams {
@@ -178,6 +190,12 @@ export interface ChatSteeredParams extends SteerMark {
   id: string;
 }
 
+export interface ChatSourcesParams {
+  id: string;
+  sources: SourceRef[];
+  searchMs: number;
+}
+
 // -- the method table -----------------------------------------------------------------------
 /** Requests the client sends: method → params and result. */
 export interface KestrelRequests {
@@ -204,6 +222,7 @@ export interface ServerNotifications {
   "kestrel/chatResumed": ChatResumedParams;
   "kestrel/editStarted": EditStartedParams;
   "kestrel/editDelta": StreamDelta;
+  "kestrel/chatSources": ChatSourcesParams;
 }
 
 /** What sends to and listens to the server: the language client, or a fake in tests. */

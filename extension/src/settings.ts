@@ -92,6 +92,9 @@ export interface ServerSettings {
     repositoryContext: boolean;
     prepareNext: boolean;
   };
+  chat: {
+    codebase: boolean;
+  };
   local: {
     enabled: boolean;
     model?: string;
@@ -214,6 +217,9 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
       excludeGlobs: strings(cfg, "completion.excludeGlobs"),
       repositoryContext: bool(cfg, "completion.repositoryContext", true),
       prepareNext: bool(cfg, "completion.prepareNext", true),
+    },
+    chat: {
+      codebase: bool(cfg, "chat.codebase", true),
     },
     local: {
       enabled: bool(cfg, "local.enabled", true),

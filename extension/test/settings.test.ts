@@ -30,6 +30,7 @@ describe("buildServerSettings", () => {
         "completion.debounceMs": 40,
         "completion.repositoryContext": false,
         "completion.prepareNext": false,
+        "chat.codebase": false,
         "local.enabled": false,
         "server.python": "/usr/bin/python3",
       }),
@@ -50,6 +51,7 @@ describe("buildServerSettings", () => {
         repositoryContext: false,
         prepareNext: false,
       },
+      chat: { codebase: false },
       local: { enabled: false },
     });
   });

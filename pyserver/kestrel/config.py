@@ -72,6 +72,14 @@ class CompletionSettings:
 
 
 @dataclass(frozen=True)
+class ChatSettings:
+    # Search the workspace for the code a question names that the conversation does not hold (or
+    # when it says `#codebase`), put it in the prompt and list it as the answer's sources.
+    codebase: bool = True
+    codebase_tokens: int = 6000  # budget for the code found, on a remote model
+
+
+@dataclass(frozen=True)
 class LocalSettings:
     """The embedded local model (used when no provider is configured)."""
 
@@ -84,6 +92,7 @@ class LocalSettings:
     prefix_tokens: int = 384
     suffix_tokens: int = 96
     max_tokens: int = 48
+    chat_codebase_tokens: int = 1200  # the code a chat question is given (its prompt is prefilled on a CPU)
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,7 @@ class Settings:
     ca_bundle: str | None = None  # extra CA certificates (PEM) for HTTPS and WSS; SSL_CERT_FILE works too
     completion: CompletionSettings = field(default_factory=CompletionSettings)
     local: LocalSettings = field(default_factory=LocalSettings)
+    chat: ChatSettings = field(default_factory=ChatSettings)
 
     @property
     def configured(self) -> bool:
@@ -138,6 +148,8 @@ _CAMEL = {
     "disabledLanguages": "disabled_languages",
     "excludeGlobs": "exclude_globs",
     "adoptGraceMs": "adopt_grace_ms",
+    "codebaseTokens": "codebase_tokens",
+    "chatCodebaseTokens": "chat_codebase_tokens",
     "prepareNext": "prepare_next",
     "wsRotateSeconds": "ws_rotate_s",
     "modelPath": "model_path",
@@ -146,7 +158,7 @@ _CAMEL = {
     "nextEdit": "next_edit",
 }
 
-_NESTED = {"completion": CompletionSettings, "local": LocalSettings}
+_NESTED = {"completion": CompletionSettings, "local": LocalSettings, "chat": ChatSettings}
 
 
 def _snake(key: str) -> str:

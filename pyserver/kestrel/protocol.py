@@ -38,6 +38,16 @@ class SteerMark:
 
 
 @attrs.define(kw_only=True)
+class SourceRef:
+    """A span of a workspace file: what a chat prompt was given, or what an answer cited."""
+
+    uri: str
+    path: str  # relative to its workspace folder, as the model was shown it
+    range: Range  # whole lines: start at character 0, end at the start of the line after the span
+    name: str | None = None  # the definition the span holds, when it holds one
+
+
+@attrs.define(kw_only=True)
 class NoParams:
     """A request without params: anything sent (`{}`, null) is ignored."""
 
@@ -48,6 +58,9 @@ class ChatParams:
     id: str | None = None  # the turn's id for steer/stop and notifications; default: generated
     messages: list[ChatMessage] | None = None  # the conversation; default: one user message, `prompt`
     prompt: str | None = None
+    # Search the workspace for code the question needs: True always, False never; None (default) when
+    # the question names code (a backticked or code-shaped identifier) that the conversation does not hold.
+    codebase: bool | None = None
 
 
 @attrs.define(kw_only=True)
@@ -59,6 +72,9 @@ class ChatResult:
     last_segment: str  # the answer after the last emulated steer (an edit's rewrite)
     error: str | None = None
     stopped: bool | None = None  # True when kestrel/stopChat ended it
+    sources: list[SourceRef] | None = None  # the workspace code put in the prompt (also sent as kestrel/chatSources)
+    citations: list[SourceRef] | None = None  # the `[path:L-L]` the answer cited that name workspace files
+    invented_citations: list[str] | None = None  # cited paths that name no workspace file (shown struck out)
 
     @classmethod
     def refused(cls, turn_id: str, error: str) -> "ChatResult":
@@ -205,6 +221,13 @@ class ChatSteeredParams(SteerMark):
     id: str
 
 
+@attrs.define(kw_only=True)
+class ChatSourcesParams:
+    id: str  # the chat turn
+    sources: list[SourceRef]  # the workspace code the prompt holds, best first
+    search_ms: float  # from the request to the sources found
+
+
 # -- the method table --------------------------------------------------------------------
 class MalformedParams(ValueError):
     """A message's params do not fit its type; the message names the fields."""
@@ -263,9 +286,11 @@ CHAT_STEERED = Notification("kestrel/chatSteered", ChatSteeredParams)
 CHAT_RESUMED = Notification("kestrel/chatResumed", ChatResumedParams)
 EDIT_STARTED = Notification("kestrel/editStarted", EditStartedParams)
 EDIT_DELTA = Notification("kestrel/editDelta", StreamDelta)
+CHAT_SOURCES = Notification("kestrel/chatSources", ChatSourcesParams)
 
 REQUESTS = (CHAT, STEER, STOP_CHAT, EDIT, NEXT_EDIT, GET_STATUS, DIAGNOSTICS, COMPLETION_CONTEXT)
-NOTIFICATIONS = (SET_API_KEY, STATUS, CHAT_DELTA, CHAT_STEERED, CHAT_RESUMED, EDIT_STARTED, EDIT_DELTA)
+NOTIFICATIONS = (SET_API_KEY, STATUS, CHAT_DELTA, CHAT_STEERED, CHAT_RESUMED, EDIT_STARTED, EDIT_DELTA,
+                 CHAT_SOURCES)
 
 
 # -- converting --------------------------------------------------------------------------

@@ -16,7 +16,10 @@ from lsprotocol import types
 from .. import redact
 from ..chat.engine import ChatEngine
 from ..context.exclusion import is_excluded, uri_to_path
+from ..context.codebase_index import CodebaseIndex
 from ..context.workspace_index import INDEXED_SUFFIXES, WorkspaceIndex
+from ..local import cache as local_cache
+from ..local.models import cache_dir as models_cache_dir
 from ..status import StatusReporter
 from .documents import Documents
 from .model_host import ModelHost
@@ -35,6 +38,7 @@ class Core:
         self.documents = Documents(server)
         self.chat_engine = ChatEngine(self.notify)  # streams, steers and stops chat turns and inline edits
         self.workspace = WorkspaceIndex(self._open_text)  # the user's code, outlined (completion context)
+        self.codebase = CodebaseIndex(self.workspace, _index_cache)  # the user's code, searchable (chat)
         self._scan_stop = threading.Event()
         self._scan: asyncio.Future | None = None
         self._rescan = False  # the folders changed during a scan: scan again when it ends
@@ -63,24 +67,39 @@ class Core:
         path = uri_to_path(uri)
         if path.endswith(INDEXED_SUFFIXES):
             self.workspace.file_changed(Path(path))
+        if self.host.settings.chat.codebase and self.codebase.ready.is_set():
+            asyncio.ensure_future(asyncio.to_thread(self.codebase.file_changed, Path(path)))
 
     def _settings_changed(self) -> None:
         """Keep the index in step with the settings; the first configuration starts the scan."""
+        generation = self.workspace.generation
         self.workspace.set_exclusions(self.host.settings.completion.exclude_globs)  # drops newly excluded outlines
-        if self._scan is None:
-            self._scan_workspace()
+        if self._scan is None or self.workspace.generation != generation:
+            self._scan_workspace()  # also drops newly excluded files from the codebase index
 
     def _scan_workspace(self) -> None:
         """Outline the workspace's source files in a worker thread, so opened files resolve from
         memory; a scan asked for while one runs starts when it ends (files already outlined cost a stat)."""
-        if not self.host.settings.completion.repository_context or not self.workspace.roots:
+        settings = self.host.settings
+        if not (settings.completion.repository_context or settings.chat.codebase) or not self.workspace.roots:
             return
         if self._scan is not None and not self._scan.done():
             self._rescan = True
             return
         self._rescan = False
-        self._scan = asyncio.ensure_future(asyncio.to_thread(self.workspace.scan, self._scan_stop))
+        self._scan = asyncio.ensure_future(asyncio.to_thread(self._index, self._scan_stop))
         self._scan.add_done_callback(self._scanned)
+
+    def _index(self, stop: threading.Event) -> dict[str, float]:
+        """Both indexes, one after the other in one worker thread (2 cores: the editor keeps one)."""
+        cost: dict[str, float] = {}
+        if self.host.settings.completion.repository_context:
+            cost = self.workspace.scan(stop)
+        if self.host.settings.chat.codebase and not stop.is_set():
+            codebase = self.codebase.refresh(stop)
+            log.info("codebase index: %d files, %d lines (%d re-read) in %.2f s", codebase.get("files", 0),
+                     codebase.get("lines", 0), codebase.get("indexed", 0), codebase.get("seconds", 0))
+        return cost
 
     def _scanned(self, future: asyncio.Future) -> None:
         _indexed(future)
@@ -128,6 +147,17 @@ class Core:
     async def aclose(self) -> None:
         self._scan_stop.set()
         await self.host.aclose()
+        self.codebase.close()
+
+
+def _index_cache() -> Path | None:
+    """The private folder that keeps each workspace's codebase index; None (in memory) when it
+    cannot be made private."""
+    try:
+        return local_cache.private_dir(models_cache_dir().parent / "index")
+    except (local_cache.UnsafeCache, OSError) as exc:
+        log.warning("the codebase index is kept in memory: %s", exc)
+        return None
 
 
 def _indexed(future: asyncio.Future) -> None:
@@ -137,5 +167,7 @@ def _indexed(future: asyncio.Future) -> None:
         log.warning("workspace index: the scan failed: %r", future.exception())
         return
     cost = future.result()
+    if not cost:
+        return
     log.info("workspace index: %d source files, %d lines outlined in %.2f s",
              cost["files"], cost["lines"], cost["seconds"])

@@ -3,11 +3,13 @@ per request. Tokens reach the editor as `kestrel/chatDelta` from `chat.engine.Ch
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from .. import protocol
+from ..chat import codebase
 from ..core import Core
-from ..protocol import ChatParams, ChatResult, SteerParams, SteerResult, StopChatParams
+from ..protocol import CHAT_SOURCES, ChatParams, ChatResult, SteerParams, SteerResult, StopChatParams
 from . import chat_guard
 
 
@@ -29,11 +31,33 @@ class ChatFeature:
             return ChatResult.refused(turn_id, core.status.message or "no model is configured")
         core.status.generation_started()
         try:
-            result = await core.chat_engine.turn(provider, turn_id, messages)
+            sources = await self._search(params, turn_id, messages)
+            result = await core.chat_engine.turn(provider, turn_id, codebase.with_sources(messages, sources))
         finally:  # also when the turn raised or was cancelled: the status bar must not stay busy
             core.status.busy = max(core.status.busy - 1, 0)
             core.status.publish()
+        if sources:
+            result["sources"] = [s.ref() for s in sources]
+        if sources or params.codebase:
+            result["citations"], result["inventedCitations"] = codebase.citations(core.codebase, result["text"])
         return protocol.from_wire(result, ChatResult)
+
+    async def _search(self, params: ChatParams, turn_id: str, messages: list[dict]) -> list[codebase.Source]:
+        """The workspace code this question needs (none when it needs none), announced to the client
+        before the answer starts. The index is read in a worker thread: the event loop keeps serving."""
+        core = self.core
+        settings = core.host.settings
+        question = codebase.question_for(params.codebase, messages, settings.chat.codebase)
+        if question is None or not core.workspace.roots:
+            return []
+        started = time.perf_counter()
+        budget = settings.local.chat_codebase_tokens if core.host.embedded.running else settings.chat.codebase_tokens
+        if not core.codebase.ready.is_set():  # the first question after the start: the index is being built
+            await asyncio.to_thread(core.codebase.refresh)
+        sources = await asyncio.to_thread(codebase.gather, core.codebase, question, budget)
+        core.notify(CHAT_SOURCES.method, {"id": turn_id, "sources": [s.ref() for s in sources],
+                                          "searchMs": round((time.perf_counter() - started) * 1000, 1)})
+        return sources
 
     async def steer(self, params: SteerParams) -> SteerResult:
         """Redirect a running turn (a chat answer or an inline edit) without starting over."""

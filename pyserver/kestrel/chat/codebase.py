@@ -1,0 +1,167 @@
+"""Codebase questions in chat: when a question needs code the conversation does not hold, the
+workspace index (context/codebase_index.py) finds it, the turn's last user message is given it
+within a token budget, the client is told the sources before the answer starts, and the answer's
+`[path:L-L]` citations are checked against the workspace afterwards (a path no file has is reported
+as invented, never offered as a link).
+Why: docs/design-notes.md#pyserverkestrelchatcodebasepy
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..context.codebase_index import CodebaseIndex, Hit, code_names
+
+CODEBASE_TAG = re.compile(r"(?<![\w#])#codebase\b", re.IGNORECASE)
+# `[src/app.py:10-20]`, `[app.py:7]`, `[app.py]` (a path with a suffix; lines 1-based)
+CITATION = re.compile(r"\[`?([\w./\\-]+\.[A-Za-z0-9]{1,8})`?(?::(\d+)(?:\s*[-–]\s*(\d+))?)?\]")
+CHARS_PER_TOKEN = 3.5  # code in Qwen's and OpenAI's tokenizers: a budget in tokens, spent in characters
+MAX_SOURCES = 8
+MIN_PART_CHARS = 400  # a source cut to fit the budget keeps at least this much, else it is left out
+_FENCES = {".py": "python", ".pyi": "python", ".ts": "typescript", ".tsx": "tsx", ".js": "javascript",
+           ".jsx": "jsx", ".mjs": "javascript", ".go": "go", ".rs": "rust", ".java": "java", ".c": "c",
+           ".h": "c", ".cpp": "cpp", ".cc": "cpp", ".hpp": "cpp", ".cs": "csharp", ".rb": "ruby", ".md": "markdown"}
+# How a definition of a name starts in the languages the index reads: a file that uses a name but does
+# not define it (the caller the user has open) does not answer "where is it defined?".
+_DEFINED = (r"(?:\b(?:def|class|function|fn|func|interface|type|struct|enum|trait|const|let|var|module)\s+"
+            r"(?:\([^)]*\)\s*)?{0}\b|^\s*{0}\s*[:=])")
+INSTRUCTION = ("Code from the workspace, found for this question (a search, so some of it may not matter). "
+               "Answer from it; when you use a part, cite it as [path:start-end].")
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str
+    file: Path
+    start: int  # 0-based first line
+    end: int  # 0-based last line, inclusive
+    name: str
+    text: str
+
+    def ref(self) -> dict[str, Any]:
+        ref: dict[str, Any] = {"uri": self.file.as_uri(), "path": self.path,
+                               "range": {"start": {"line": self.start, "character": 0},
+                                         "end": {"line": self.end + 1, "character": 0}}}
+        if self.name:
+            ref["name"] = self.name
+        return ref
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def question_for(flag: bool | None, messages: list[dict], enabled: bool) -> str | None:
+    """The question to search the workspace for, or None when this turn needs no search: asked for
+    (`codebase: true`, `#codebase`), or the question names code nowhere in the conversation."""
+    users = [m for m in messages if m.get("role") == "user"]
+    if flag is False or not users:
+        return None
+    question = text_of(users[-1].get("content"))
+    asked = flag is True or bool(CODEBASE_TAG.search(question))
+    question = CODEBASE_TAG.sub(" ", question).strip()
+    if asked:
+        return question or None
+    if not enabled:
+        return None
+    held = "\n".join(text_of(m.get("content")) for m in messages[:-1]) + "\n" + _attached(question)
+    wanted = [name for name in code_names(_asked(question))
+              if not re.search(_DEFINED.format(re.escape(name)), held, re.MULTILINE)]
+    return question if wanted else None
+
+
+def _asked(text: str) -> str:
+    """The user's own words: code the client attached in fences is not part of the question."""
+    return re.sub(r"```.*?(```|\Z)", " ", text, flags=re.DOTALL)
+
+
+def _attached(text: str) -> str:
+    return "\n".join(m.group(0) for m in re.finditer(r"```.*?(```|\Z)", text, flags=re.DOTALL))
+
+
+def gather(index: CodebaseIndex, question: str, budget_tokens: int) -> list[Source]:
+    """The best chunks for the question, within the budget, overlapping ones merged."""
+    budget = int(budget_tokens * CHARS_PER_TOKEN)
+    picked: list[Source] = []
+    for hit in index.search(_asked(question), limit=MAX_SOURCES * 2):
+        if len(picked) >= MAX_SOURCES or budget < MIN_PART_CHARS:
+            break
+        if any(s.path == hit.path and s.start <= hit.end and hit.start <= s.end for s in picked):
+            continue
+        source = _fit(hit, budget)
+        if source is not None:
+            picked.append(source)
+            budget -= len(source.text) + len(source.path) + 20
+    return picked
+
+
+def _fit(hit: Hit, budget: int) -> Source | None:
+    text, end = hit.text, hit.end
+    if len(text) > budget:
+        lines, kept, size = text.splitlines(), [], 0
+        for line in lines:
+            if size + len(line) + 1 > budget:
+                break
+            kept.append(line)
+            size += len(line) + 1
+        if size < MIN_PART_CHARS:
+            return None
+        text, end = "\n".join(kept), hit.start + len(kept) - 1
+    return Source(hit.path, hit.file, hit.start, end, hit.name, text)
+
+
+def prompt_block(sources: list[Source]) -> str:
+    parts = [INSTRUCTION]
+    for s in sources:
+        fence = _FENCES.get(Path(s.path).suffix.lower(), "")
+        parts.append(f"{s.path}:{s.start + 1}-{s.end + 1}\n```{fence}\n{s.text}\n```")
+    return "\n\n".join(parts)
+
+
+def with_sources(messages: list[dict], sources: list[Source]) -> list[dict]:
+    """The conversation with the code put before the last user message's text (the system prompt
+    and earlier turns stay byte-identical: a provider's prompt cache keeps them)."""
+    if not sources:
+        return messages
+    block = prompt_block(sources)
+    last = max(i for i, m in enumerate(messages) if m.get("role") == "user")
+    message = dict(messages[last])
+    content = message.get("content")
+    if isinstance(content, list):
+        message["content"] = [{"type": "text", "text": block}, *content]
+    else:
+        message["content"] = block + "\n\n" + CODEBASE_TAG.sub(" ", str(content or "")).strip()
+    return messages[:last] + [message] + messages[last + 1:]
+
+
+def citations(index: CodebaseIndex, answer: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The answer's `[path:L-L]` citations: those that name a workspace file (as SourceRefs), and
+    the paths that name none (invented)."""
+    found: list[dict[str, Any]] = []
+    invented: list[str] = []
+    seen: set[tuple] = set()
+    for match in CITATION.finditer(answer):
+        path, first, last = match.group(1).replace("\\", "/"), match.group(2), match.group(3)
+        file = index.has_file(path)
+        if file is None:
+            if path not in invented:
+                invented.append(path)
+            continue
+        start = max(int(first) - 1, 0) if first else 0
+        end = max(int(last) - 1, start) if last else start
+        key = (str(file), start, end)
+        if key in seen:
+            continue
+        seen.add(key)
+        root = index.workspace.root_of(file)
+        rel = file.relative_to(root).as_posix() if root is not None else path
+        found.append({"uri": file.as_uri(), "path": rel,
+                      "range": {"start": {"line": start, "character": 0}, "end": {"line": end + 1, "character": 0}}})
+    return found, invented

@@ -1,0 +1,187 @@
+"""Codebase questions in chat (`kestrel/chat` with the workspace index): the code a question names
+reaches the model without the user opening it, the sources are announced before the first token,
+citations are checked against the workspace, and secret files, excludeGlobs and `.gitignore` keep
+files out. The server runs as a process over stdio against the mock model."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from conftest import clean_env, kestrel, mock_options, wait_for
+from kestrel.chat import codebase
+from kestrel.context.codebase_index import CodebaseIndex, code_names
+from kestrel.context.workspace_index import WorkspaceIndex
+
+UTILS = '''"""Helpers."""
+from datetime import date, timedelta
+
+
+def parse_due(text: str) -> date:
+    """`tomorrow`, `today` or an ISO date."""
+    if text == "tomorrow":
+        return date.today() + timedelta(days=1)
+    return date.fromisoformat(text)
+'''
+MODELS = '''from dataclasses import dataclass
+
+from .utils import parse_due
+
+
+@dataclass
+class Task:
+    title: str
+    due: str
+
+    def due_date(self):
+        return parse_due(self.due)
+'''
+
+
+def project(root: Path) -> Path:
+    (root / "tasky").mkdir(parents=True)
+    (root / "tasky" / "__init__.py").write_text("")
+    (root / "tasky" / "utils.py").write_text(UTILS)
+    (root / "tasky" / "models.py").write_text(MODELS)
+    (root / ".env").write_text("API_TOKEN=parse_due_secret_value\n")
+    (root / "vendor").mkdir()
+    (root / "vendor" / "copy.py").write_text("def parse_due(x):\n    return 'vendored parse_due'\n")
+    (root / ".gitignore").write_text("vendor/\n")
+    return root
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("KESTREL_CACHE_DIR", str(folder))
+    return folder
+
+
+def env_with_cache(cache: Path) -> dict[str, str]:
+    return clean_env(KESTREL_CACHE_DIR=str(cache))
+
+
+def ask(question: str, models_attached: bool = True) -> list[dict]:
+    content = question
+    if models_attached:
+        content = f"File tasky/models.py:\n```python\n{MODELS}```\n\n{question}"
+    return [{"role": "user", "content": content}]
+
+
+async def test_a_question_about_unopened_code_sends_its_definition_and_sources_first(mock, tmp_path, cache):
+    root = project(tmp_path / "ws")
+    mock.configure(text="It is defined in [tasky/utils.py:5-10] and also [tasky/nowhere.py:1-3].")
+    async with kestrel(mock_options(mock), env=env_with_cache(cache), workspace=root) as client:
+        order: list[str] = []
+        sources: list = []
+        client.feature("kestrel/chatSources")(lambda p: (order.append("sources"), sources.append(p)))
+        client.feature("kestrel/chatDelta")(lambda p: order.append("delta"))
+        result = await client.protocol.send_request_async(
+            "kestrel/chat", {"id": "c1", "messages": ask("Where is `parse_due` defined?")})
+        sent = mock.stats()["last_request"]["messages"][-1]["content"]
+        assert 'def parse_due(text: str) -> date:' in sent and "tasky/utils.py:" in sent
+        assert "[path:start-end]" in sent  # the model is asked to cite
+        assert "parse_due_secret_value" not in sent and "vendored parse_due" not in sent  # .env, .gitignore
+        await wait_for(lambda: "delta" in order, what="the answer's deltas")
+        assert order[0] == "sources"  # announced before the first token
+        paths = [s.path for s in sources[0].sources]
+        assert paths[0] == "tasky/utils.py" and "vendor/copy.py" not in paths and ".env" not in paths
+        first = sources[0].sources[0]
+        assert first.uri == (root / "tasky" / "utils.py").as_uri() and first.range.start.line == 4
+        assert first.name == "parse_due"
+        assert [s.path for s in result.sources] == paths
+        assert [(c.path, c.range.start.line, c.range.end.line) for c in result.citations] == [("tasky/utils.py", 4, 10)]
+        assert result.inventedCitations == ["tasky/nowhere.py"]
+
+
+async def test_a_question_whose_code_is_attached_or_names_no_code_is_not_searched(mock, tmp_path, cache):
+    root = project(tmp_path / "ws")
+    mock.configure(text="ok")
+    async with kestrel(mock_options(mock), env=env_with_cache(cache), workspace=root) as client:
+        sources: list = []
+        client.feature("kestrel/chatSources")(lambda p: sources.append(p))
+        held = [{"role": "user", "content": f"```python\n{UTILS}```\nWhat does `parse_due` return?"}]
+        result = await client.protocol.send_request_async("kestrel/chat", {"messages": held})
+        plain = await client.protocol.send_request_async("kestrel/chat", {"prompt": "how do I invert a dict?"})
+        off = await client.protocol.send_request_async(
+            "kestrel/chat", {"messages": ask("Where is `parse_due` defined?"), "codebase": False})
+        assert not sources and not any(getattr(r, "sources", None) for r in (result, plain, off))
+        assert mock.stats()["last_request"]["messages"][-1]["content"] == ask("Where is `parse_due` defined?")[0]["content"]
+        # `#codebase` asks for a search whatever the question says, and is not sent on as text.
+        tagged = await client.protocol.send_request_async("kestrel/chat", {"prompt": "#codebase how are due dates read?"})
+        assert tagged.sources and "#codebase" not in mock.stats()["last_request"]["messages"][-1]["content"]
+
+
+async def test_the_setting_turns_automatic_search_off(mock, tmp_path, cache):
+    root = project(tmp_path / "ws")
+    mock.configure(text="ok")
+    async with kestrel(mock_options(mock, chat={"codebase": False}), env=env_with_cache(cache), workspace=root) as client:
+        result = await client.protocol.send_request_async("kestrel/chat", {"messages": ask("Where is `parse_due` defined?")})
+        assert getattr(result, "sources", None) is None and "def parse_due" not in mock.stats()["last_request"]["messages"][-1]["content"]
+
+
+async def test_excluded_globs_keep_files_out_of_the_answer(mock, tmp_path, cache):
+    root = project(tmp_path / "ws")
+    mock.configure(text="ok")
+    options = mock_options(mock, completion={"excludeGlobs": ["**/utils.py"]})
+    async with kestrel(options, env=env_with_cache(cache), workspace=root) as client:
+        result = await client.protocol.send_request_async("kestrel/chat", {"messages": ask("Where is `parse_due` defined?")})
+        assert "def parse_due(text" not in mock.stats()["last_request"]["messages"][-1]["content"]
+        assert all(s.path != "tasky/utils.py" for s in getattr(result, "sources", None) or [])
+
+
+def test_the_index_is_private_and_survives_a_restart(tmp_path):
+    root = project(tmp_path / "ws")
+    workspace = WorkspaceIndex()
+    workspace.set_roots([str(root)])
+    folder = tmp_path / "index"
+    folder.mkdir(mode=0o700)
+    first = CodebaseIndex(workspace, folder)
+    cost = first.refresh()
+    assert cost["indexed"] == 3 and cost["files"] == 3  # .env and vendor/ are not indexed
+    first.close()
+    (database,) = folder.glob("codebase-*.sqlite3")
+    assert stat.S_IMODE(database.stat().st_mode) == 0o600
+    again = CodebaseIndex(workspace, folder)
+    assert again.refresh()["indexed"] == 0  # nothing changed: nothing re-read
+    (root / "tasky" / "utils.py").write_text(UTILS.replace("parse_due", "read_due"))
+    again.file_changed(root / "tasky" / "utils.py")
+    assert [h.name for h in again.search("where is `read_due`?")][:1] == ["read_due"]
+    (root / "tasky" / "utils.py").unlink()
+    assert again.refresh()["files"] == 2
+
+
+def test_a_planted_index_file_of_another_owner_or_a_link_is_not_used(tmp_path):
+    root = project(tmp_path / "ws")
+    workspace = WorkspaceIndex()
+    workspace.set_roots([str(root)])
+    folder = tmp_path / "index"
+    folder.mkdir(mode=0o700)
+    index = CodebaseIndex(workspace, folder)
+    target = index._database_path(workspace.roots)
+    elsewhere = tmp_path / "elsewhere.sqlite3"
+    elsewhere.write_text("")
+    os.symlink(elsewhere, target)
+    index.refresh()
+    assert elsewhere.read_text() == ""  # never written through the link: the index stayed in memory
+    assert [h.name for h in index.search("where is `parse_due`?")][:1] == ["parse_due"]
+
+
+def test_code_names_are_what_a_question_spells_as_code():
+    assert code_names("Where is `parse_due` defined and what calls Task.due_date()?") == ["parse_due", "Task", "due_date"]
+    assert code_names("how does the cache work here?") == []
+    assert code_names("what does getEnvironProxies return") == ["getEnvironProxies"]
+
+
+def test_citations_name_files_of_the_workspace_only(tmp_path):
+    root = project(tmp_path / "ws")
+    workspace = WorkspaceIndex()
+    workspace.set_roots([str(root)])
+    index = CodebaseIndex(workspace, None)
+    index.refresh()
+    found, invented = codebase.citations(index, "see [tasky/utils.py:5-10], [utils.py:7], [./.env:1] and [src/app.py:1-2]")
+    assert [(c["path"], c["range"]["start"]["line"]) for c in found] == [("tasky/utils.py", 4), ("tasky/utils.py", 6)]
+    assert invented == ["./.env", "src/app.py"]  # a secret file is not a citable workspace file either

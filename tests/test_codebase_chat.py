@@ -185,3 +185,52 @@ def test_citations_name_files_of_the_workspace_only(tmp_path):
     found, invented = codebase.citations(index, "see [tasky/utils.py:5-10], [utils.py:7], [./.env:1] and [src/app.py:1-2]")
     assert [(c["path"], c["range"]["start"]["line"]) for c in found] == [("tasky/utils.py", 4), ("tasky/utils.py", 6)]
     assert invented == ["./.env", "src/app.py"]  # a secret file is not a citable workspace file either
+
+
+@pytest.mark.parametrize("suffix,source,expected", [
+    (".ts", "import x from './x';\n\n/** Reads a due date. */\nexport function parseDue(text: string): Date {\n  return new Date(text);\n}\n\n"
+            "export const later = (d: Date) => d;\n\nclass Task {\n  due(): Date { return parseDue(''); }\n}\n",
+     [("parseDue", 2), ("later", 7), ("Task", 9)]),
+    (".go", "package tasks\n\n// ParseDue reads a due date.\nfunc ParseDue(s string) time.Time {\n\treturn time.Now()\n}\n\n"
+            "type Task struct {\n\tDue string\n}\n",
+     [("ParseDue", 2), ("Task", 7)]),
+    (".rs", "use std::fmt;\n\n/// A task.\npub struct Task { due: String }\n\nimpl Task {\n    pub fn due(&self) -> &str { &self.due }\n}\n",
+     [("Task", 2), ("Task", 5)]),
+])
+def test_brace_languages_are_cut_at_their_definitions_with_the_comment_above(suffix, source, expected):
+    from kestrel.context.code_chunks import chunk_file
+
+    chunks, symbols = chunk_file(source, suffix)
+    named = [(c.name, c.start) for c in chunks if c.name]
+    assert named == expected
+    covered = {n for c in chunks for n in range(c.start, c.end + 1)}
+    assert all(n in covered for n, line in enumerate(source.splitlines()) if line.strip())  # no code left out
+    summaries = {s.name: s.summary for s in reversed(symbols)}  # the first of a name
+    first = expected[0][0]
+    assert summaries[first].startswith(("export function parseDue", "func ParseDue", "pub struct Task"))
+    assert any(word in summaries[first] for word in ("Reads a due date", "ParseDue reads", "A task"))
+
+
+def test_a_python_class_longer_than_the_split_is_cut_into_its_methods():
+    from kestrel.context.code_chunks import SPLIT_LINES, chunk_file
+
+    methods = "".join(f"    def m{n}(self):\n        '''Method {n}.'''\n        return {n}\n\n" for n in range(SPLIT_LINES // 3))
+    chunks, symbols = chunk_file(f"class Big:\n    '''A big class.'''\n\n{methods}", ".py")
+    assert chunks[0].name == "Big" and chunks[0].end < 5
+    assert [c.name for c in chunks[1:4]] == ["Big.m0", "Big.m1", "Big.m2"]
+    assert next(s for s in symbols if s.qualified == "Big.m3").summary == "def m3(self): Method 3."
+
+
+def test_the_clients_attachment_labels_are_not_the_question_and_held_code_is_not_sent_again(tmp_path):
+    root = project(tmp_path / "ws")
+    workspace = WorkspaceIndex()
+    workspace.set_roots([str(root)])
+    index = CodebaseIndex(workspace, None)
+    index.refresh()
+    labelled = [{"role": "user", "content": f"File tasky/utils.py:\n```python\n{UTILS}```\n\nWhat does this file do?"}]
+    assert codebase.question_for(None, labelled, True) is None  # `tasky/utils.py` is a file name, not code
+    question = ask("Where is `parse_due` defined?")
+    held = question[0]["content"]
+    paths = [s.path for s in codebase.gather(index, held, 1200, held)]
+    assert paths[0] == "tasky/utils.py" and "tasky/models.py" not in paths  # models.py is attached already
+    assert all(s.path != "tasky/__init__.py" for s in codebase.gather(index, "#codebase what does tasky import?", 1200))

@@ -2,13 +2,14 @@
  * The chat view's host side, driven as the webview drives it (messages in, messages out) against
  * a server stand-in whose answers the test streams and ends: chips that follow the editor, the
  * context a send attaches, Retry, the answer kept on disk while it streams and at Stop, the first
- * token posted at once, history rename/delete, the model line, focus.
+ * token posted at once, history rename/delete, the model line, focus, codebase answers (their
+ * sources shown before the answer and kept with it; only the files the server named open).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 vi.mock("vscode", async () => (await import("./fakeVscode")).vscode);
 
-import { EventEmitter, fake, openEditor, Range, Selection, textDocument, Uri } from "./fakeVscode";
+import { EventEmitter, fake, openEditor, Range, Selection, textDocument, Uri, vscode as fakeApi } from "./fakeVscode";
 import { ChatViewProvider, type ChatClient } from "../src/chat/chatView";
 import type { Conversation, FromWebview, ToWebview } from "../src/chat/protocol";
 import type { StatusWithEffort } from "../src/chat/modelInfo";
@@ -41,6 +42,7 @@ function server() {
     requests,
     chats,
     delta: (delta: string) => handlers.get("kestrel/chatDelta")?.({ id: chats().at(-1)!.params.id, delta }),
+    sources: (sources: object[], id = chats().at(-1)!.params.id) => handlers.get("kestrel/chatSources")?.({ id, sources, searchMs: 7 }),
     answer: (result: object) => pending.shift()!({ id: chats().at(-1)!.params.id, steers: [], ...result }),
     fail: (message: string) => (pending.shift(), failures.shift()!(new Error(message))),
   };
@@ -319,5 +321,113 @@ describe("model line and focus", () => {
     expect(h.of("focus")).toHaveLength(1);
     await h.chat.focus();
     expect(h.of("focus")).toHaveLength(2);
+  });
+});
+
+describe("codebase answers", () => {
+  const span = (first: number, last: number) => ({ start: { line: first - 1, character: 0 }, end: { line: last, character: 0 } });
+  const INVOICE = { uri: "file:///ws/invoice.py", path: "invoice.py", range: span(4, 7), name: "invoice_total" };
+
+  it("forwards the sources before the first token and keeps them, the citations and the invented paths with the answer", async () => {
+    const h = harness();
+    await h.send({ type: "send", text: "What does `invoice_total` return?", chips: [] });
+    await settle();
+    h.srv.sources([INVOICE], "another-turn"); // not this turn's
+    expect(h.of("sources")).toHaveLength(0);
+    h.srv.sources([INVOICE]);
+    h.srv.delta("It sums [invoice.py:4-7].");
+    const order = h.posted.filter((m) => m.type === "sources" || m.type === "delta").map((m) => m.type);
+    expect(order).toEqual(["sources", "delta"]);
+    expect(h.of("sources")[0]).toEqual({ type: "sources", sources: [INVOICE], searchMs: 7 });
+    // A reload mid-answer gets the sources again, before the text so far.
+    await h.send({ type: "ready" });
+    const replay = h.posted.slice(h.posted.map((m) => m.type).lastIndexOf("state"));
+    expect(replay.filter((m) => m.type === "sources" || m.type === "delta").map((m) => m.type)).toEqual(["sources", "delta"]);
+    h.srv.answer({
+      text: "It sums [invoice.py:4-7]. Also [legacy.py:1].",
+      sources: [INVOICE],
+      citations: [{ ...INVOICE, name: undefined }],
+      inventedCitations: ["legacy.py"],
+    });
+    await settle();
+    const done = h.of("done").at(-1)!.turn;
+    expect(done.sources).toEqual([INVOICE]);
+    expect(done.citations).toHaveLength(1);
+    expect(done.inventedCitations).toEqual(["legacy.py"]);
+    const saved = h.saved()[0].turns[1];
+    expect(saved).toEqual(expect.objectContaining({ sources: [INVOICE], inventedCitations: ["legacy.py"] }));
+    // The conversation reopened (history, a new window): the turn still has them.
+    await h.send({ type: "ready" });
+    expect(h.of("state").at(-1)!.conversation.turns[1].sources).toEqual([INVOICE]);
+  });
+
+  it("keeps the sources in the snapshot saved while the answer streams, and on a failed answer", async () => {
+    vi.useFakeTimers();
+    const h = harness();
+    await h.send({ type: "send", text: "Where is `invoice_total`?", chips: [] });
+    await vi.advanceTimersByTimeAsync(0);
+    h.srv.sources([INVOICE]);
+    h.srv.delta("Partial");
+    await vi.advanceTimersByTimeAsync(300);
+    expect(h.saved()[0].turns[1]).toEqual(expect.objectContaining({ text: "Partial", interrupted: true, sources: [INVOICE] }));
+    h.srv.fail("connection reset");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(h.saved()[0].turns[1]).toEqual(expect.objectContaining({ error: expect.stringContaining("connection reset"), sources: [INVOICE] }));
+  });
+
+  it("opens a source the server sent, with the caret at its first line and the span revealed", async () => {
+    const h = harness();
+    const doc = textDocument("/ws/invoice.py", "import math\n\n\ndef invoice_total(lines, tax):\n    s = sum(lines)\n    return s\n\n");
+    fake.documents.set(doc.uri.toString(), doc);
+    const revealed: unknown[] = [];
+    const show = vi.spyOn(fakeApi.window, "showTextDocument").mockImplementation(async () => ({ revealRange: (r: unknown) => revealed.push(r) }) as never);
+    try {
+      await h.send({ type: "send", text: "What does `invoice_total` return?", chips: [] });
+      await settle();
+      h.srv.sources([INVOICE]);
+      // While the answer streams, its sources already open.
+      await h.send({ type: "openSource", uri: INVOICE.uri, range: INVOICE.range });
+      await settle();
+      expect(show).toHaveBeenCalledTimes(1);
+      const [shownDoc, options] = show.mock.calls[0] as unknown as [unknown, { selection: Range }];
+      expect(shownDoc).toBe(doc);
+      expect(options.selection.start).toEqual(expect.objectContaining({ line: 3, character: 0 }));
+      expect(options.selection.isEmpty).toBe(true);
+      expect(revealed[0]).toEqual(expect.objectContaining({ start: expect.objectContaining({ line: 3 }), end: expect.objectContaining({ line: 7 }) }));
+      h.srv.answer({ text: "ok", sources: [INVOICE] });
+      await settle();
+      // A line past the end of the file (the file changed since): the last line.
+      await h.send({ type: "openSource", uri: INVOICE.uri, range: span(90, 95) });
+      await settle();
+      expect((show.mock.calls[1] as unknown as [unknown, { selection: Range }])[1].selection.start.line).toBe(doc.lineCount - 1);
+    } finally {
+      show.mockRestore();
+    }
+  });
+
+  it("ignores files the server did not name for this conversation, and other schemes", async () => {
+    const h = harness();
+    // Every file exists: only the check keeps them closed.
+    fake.documents.set("file:///etc/passwd", textDocument("/etc/passwd", "root:x:0:0\n"));
+    fake.documents.set("untitled://Untitled-1", textDocument("Untitled-1", "x\n"));
+    fake.documents.set(INVOICE.uri, textDocument("/ws/invoice.py", "def invoice_total(): ...\n"));
+    const show = vi.spyOn(fakeApi.window, "showTextDocument");
+    try {
+      await h.send({ type: "send", text: "What does `invoice_total` return?", chips: [] });
+      await settle();
+      h.srv.sources([INVOICE, { ...INVOICE, uri: "untitled:Untitled-1" }]);
+      await h.send({ type: "openSource", uri: "file:///etc/passwd", range: span(1, 1) });
+      await h.send({ type: "openSource", uri: "untitled:Untitled-1", range: span(1, 1) });
+      await h.send({ type: "openSource", uri: INVOICE.uri, range: "everything" } as never);
+      h.srv.answer({ text: "ok" });
+      await settle();
+      // A new chat: the earlier conversation's files are no longer this conversation's.
+      await h.send({ type: "newChat" });
+      await h.send({ type: "openSource", uri: INVOICE.uri, range: INVOICE.range });
+      await settle();
+      expect(show).not.toHaveBeenCalled();
+    } finally {
+      show.mockRestore();
+    }
   });
 });

@@ -111,7 +111,7 @@ export function settingsWriter(dirs) {
   };
 }
 
-/** The small multi-file Python project the chat scenarios attach, apply to and insert into. */
+/** The small multi-file Python project the chat scenarios attach, apply to, insert into and search. */
 export const PROJECT = {
   "models.py": [
     "from dataclasses import dataclass",
@@ -153,6 +153,17 @@ export const PROJECT = {
     "",
     "def report(tasks):",
     '    return "\\n".join(format_task(t) for t in tasks)',
+    "",
+  ].join("\n"),
+  // Imported by no other file and opened by no scenario but codebaseChat: only a workspace search finds it.
+  "invoice.py": [
+    "TAX_RATE = 0.2",
+    "",
+    "",
+    "def invoice_total(lines, discount=0.0):",
+    "    subtotal = sum(qty * price for qty, price in lines)",
+    "    taxed = subtotal * (1 + TAX_RATE)",
+    "    return round(taxed * (1 - discount), 2)",
     "",
   ].join("\n"),
 };

@@ -7,6 +7,7 @@
  *   transcript.ts  model messages, titles, the conversation store, the recorder of a streaming answer
  *   stream.ts      deltas to the webview (the first at once, the rest per frame)
  *   review.ts      what the code-block buttons do (apply, insert, apply all, run)
+ *   sources.ts     codebase answers: which files the webview may open (the sources the server named)
  *   modelInfo.ts   the header's provider/model and whether effort applies
  */
 import * as vscode from "vscode";
@@ -18,8 +19,9 @@ import { chatPage } from "./html";
 import { BlockActions } from "./review";
 import { DeltaBatcher } from "./stream";
 import { modelInfo, sameModelInfo, type StatusWithEffort } from "./modelInfo";
+import { knownSourceUris, openSourceTarget, type OpenTarget } from "./sources";
 import { isSecretPath } from "../secretFiles";
-import { onNotification, request, type ChatMessage } from "../protocol";
+import { onNotification, request, type ChatMessage, type SourceRef } from "../protocol";
 
 export interface ChatClient {
   sendRequest<R>(method: string, params: unknown): Promise<R>;
@@ -30,6 +32,14 @@ export interface ChatClient {
 export interface ServerStatus {
   readonly status: StatusWithEffort | undefined;
   readonly onDidChangeStatus: vscode.Event<StatusWithEffort | undefined>;
+}
+
+/** The answer streaming now, and the workspace code its prompt holds once the server said. */
+interface RunningAnswer {
+  id: string;
+  recorder: AnswerRecorder;
+  sources?: SourceRef[];
+  searchMs?: number;
 }
 
 const CURRENT_KEY = "kestrel.chat.current";
@@ -45,7 +55,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private readonly store: ConversationStore;
   private conversation: Conversation;
   /** The answer streaming now. */
-  private running: { id: string; recorder: AnswerRecorder } | undefined;
+  private running: RunningAnswer | undefined;
   /** A send is between Enter and its request (trust question, reading the context). */
   private starting = false;
   /** Sent one by one after the running answer ends; kept (not sent) when the user stops it. */
@@ -243,6 +253,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         return this.actions.applyAll(msg.blocks as CodeBlock[]);
       case "run":
         return this.actions.run(msg.block);
+      case "openSource":
+        return this.openSource(msg);
       case "ping":
         return this.post({ type: "pong", sent: msg.sent });
     }
@@ -252,6 +264,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.ready = true;
     this.pushState();
     // The webview was (re)loaded mid-answer: it gets what arrived so far.
+    if (this.running?.sources) this.post({ type: "sources", sources: this.running.sources, searchMs: this.running.searchMs });
     if (this.running?.recorder.received) this.post({ type: "delta", delta: this.running.recorder.received });
     if (this.focusWanted) {
       this.focusWanted = false;
@@ -331,7 +344,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const id = this.newId();
     const recorder = new AnswerRecorder(this.store, () => this.conversation);
     const deltas = new DeltaBatcher((delta) => this.post({ type: "delta", delta }));
-    this.running = { id, recorder };
+    const running: RunningAnswer = { id, recorder };
+    this.running = running;
     this.starting = false;
     this.busyChanged();
     this.lastRequest = { conversationId: this.conversation.id, userTurn: this.conversation.turns.length - 1, messages };
@@ -348,6 +362,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         recorder.steered(mark);
         this.post({ type: "steered", mark });
       }),
+      // Codebase questions: the code the server found, shown above the answer before its first token.
+      onNotification(client, "kestrel/chatSources", (p) => {
+        if (p.id !== id || !Array.isArray(p.sources)) return;
+        running.sources = p.sources;
+        running.searchMs = p.searchMs;
+        recorder.sources(p.sources);
+        deltas.flush();
+        this.post({ type: "sources", sources: p.sources, searchMs: p.searchMs });
+      }),
     ];
     const answer = request(client, "kestrel/chat", { id, messages });
     // Saved right after the request is on its way (a timer runs after the promise jobs that write it).
@@ -362,8 +385,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       turn = { role: "assistant", text: result.text, steers: result.steers ?? [] };
       if (result.error) turn.error = result.error;
       if (result.stopped) turn.stopped = true;
+      const sources = result.sources?.length ? result.sources : running.sources;
+      if (sources?.length) turn.sources = sources;
+      if (result.citations?.length) turn.citations = result.citations;
+      if (result.inventedCitations?.length) turn.inventedCitations = result.inventedCitations;
     } catch (err) {
       turn = { role: "assistant", text: recorder.received, error: String((err as Error)?.message ?? err) };
+      if (running.sources?.length) turn.sources = running.sources;
     } finally {
       subs.forEach((s) => s.dispose());
       deltas.flush();
@@ -380,6 +408,23 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     // A stopped answer keeps the queue waiting; otherwise the next queued message goes, with its chips.
     const next = turn.stopped ? undefined : this.queued.shift();
     if (next) await this.send(next.text, next.chips, true);
+  }
+
+  /**
+   * A source or citation clicked in the webview: the file opens with the caret at the span's first
+   * line and the span in view. Only `file:` URIs the server sent as a source or citation of this
+   * conversation (or of the answer running now) are opened; anything else is ignored.
+   */
+  private async openSource(msg: unknown): Promise<void> {
+    const target = openSourceTarget(msg, knownSourceUris(this.conversation.turns, this.running?.sources));
+    if (!target) return;
+    const uri = vscode.Uri.parse(target.uri, true);
+    if (uri.scheme !== "file") return;
+    try {
+      await showSource(uri, target);
+    } catch (err) {
+      void vscode.window.showWarningMessage(`Kestrel: could not open ${uri.fsPath}: ${String((err as Error)?.message ?? err)}`);
+    }
   }
 
   private async steer(text: string): Promise<void> {
@@ -437,4 +482,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (current && !this.busy) await this.newChat();
     else this.pushState();
   }
+}
+
+/** Opens `uri` with the caret at the start of line `startLine` and lines startLine..endLine revealed. */
+async function showSource(uri: vscode.Uri, target: OpenTarget): Promise<void> {
+  const doc = await vscode.workspace.openTextDocument(uri);
+  const last = Math.max(0, doc.lineCount - 1);
+  const start = new vscode.Position(Math.min(target.startLine, last), 0);
+  const end = new vscode.Position(Math.min(Math.max(target.endLine, target.startLine), last), 0);
+  const editor = await vscode.window.showTextDocument(doc, { selection: new vscode.Range(start, start) });
+  editor?.revealRange(new vscode.Range(start, end), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }

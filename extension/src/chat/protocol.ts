@@ -1,4 +1,5 @@
 /** Messages between the chat view (extension host) and its webview. Plain data only: no keys. */
+import type { Range, SourceRef } from "../protocol";
 
 export type Role = "user" | "assistant";
 export type Effort = "low" | "medium" | "high" | "xhigh";
@@ -23,6 +24,12 @@ export interface Turn {
   /** A user turn: the chip kinds it was sent with (Retry after a reload rebuilds the context from them). */
   chips?: Chip["kind"][];
   at?: number; // when the turn was sent or answered (ms since epoch)
+  /** An answer: the workspace code its prompt held (the server searched the codebase), best first. */
+  sources?: SourceRef[];
+  /** An answer: its `[path:L-L]` citations that name workspace files. */
+  citations?: SourceRef[];
+  /** An answer: cited paths that name no workspace file (shown struck out). */
+  inventedCitations?: string[];
 }
 
 export interface Conversation {
@@ -95,6 +102,8 @@ export type FromWebview =
   | { type: "apply"; block: CodeBlock }
   | { type: "applyAll"; blocks: CodeBlock[] }
   | { type: "run"; block: CodeBlock }
+  /** A source or citation link: open `uri` there (the host opens only files the server named). */
+  | { type: "openSource"; uri: string; range: Range }
   /** The chat benchmark's probe: the bare webview ⇄ extension-host round trip (answered at once). */
   | { type: "ping"; sent: number };
 
@@ -117,6 +126,8 @@ export type ToWebview =
   | { type: "focus" }
   | { type: "delta"; delta: string }
   | { type: "steered"; mark: SteerMark }
+  /** The running answer's sources (the workspace code its prompt holds), before its first token. */
+  | { type: "sources"; sources: SourceRef[]; searchMs?: number }
   | { type: "done"; turn: Turn; queued: QueuedMessage[] }
   | { type: "notice"; text: string }
   | { type: "pong"; sent: number };

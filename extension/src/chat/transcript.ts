@@ -1,5 +1,6 @@
 /** Conversation logic without VS Code: building model messages, steer marks, titles, and persistence
  * (the store and the recorder that keeps a streaming answer on disk). */
+import type { SourceRef } from "../protocol";
 import type { Conversation, HistoryItem, SteerMark, Turn } from "./protocol";
 
 export const MAX_CONVERSATIONS = 30;
@@ -164,6 +165,7 @@ export function appendTurn(conv: Conversation, turn: Turn): Conversation {
 export class AnswerRecorder {
   private text = "";
   private readonly steers: SteerMark[] = [];
+  private found: SourceRef[] | undefined;
   private stopped = false;
   private finished = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -203,6 +205,12 @@ export class AnswerRecorder {
     this.steers.push(mark);
   }
 
+  /** The workspace code the prompt holds (`kestrel/chatSources`): in every snapshot from now on (no
+   * write of its own: it comes just before the first token, whose throttled save takes it along). */
+  sources(sources: SourceRef[]): void {
+    this.found = sources;
+  }
+
   /** Stop pressed: saved now, before the server confirms (the window may close meanwhile). */
   stop(): Promise<void> {
     this.stopped = true;
@@ -221,6 +229,7 @@ export class AnswerRecorder {
     const conv = this.conversation();
     const turn: Turn = { role: "assistant", text: this.text, at: this.now() };
     if (this.steers.length) turn.steers = [...this.steers];
+    if (this.found?.length) turn.sources = this.found;
     if (this.stopped) turn.stopped = true;
     else turn.interrupted = true;
     return { ...conv, turns: [...conv.turns, turn] };

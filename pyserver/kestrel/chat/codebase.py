@@ -77,23 +77,34 @@ def question_for(flag: bool | None, messages: list[dict], enabled: bool) -> str 
     return question if wanted else None
 
 
+# The labels a client puts before what it attaches (extension/src/chat/context.ts): not the user's words.
+_ATTACHED_LABEL = re.compile(r"^(?:File|Open file|Selected lines [\d-]+ of|Problems in) [^\n]*:[ \t]*$", re.MULTILINE)
+
+
 def _asked(text: str) -> str:
-    """The user's own words: code the client attached in fences is not part of the question."""
-    return re.sub(r"```.*?(```|\Z)", " ", text, flags=re.DOTALL)
+    """The user's own words: code the client attached in fences, and its labels, are not the question."""
+    return _ATTACHED_LABEL.sub(" ", re.sub(r"```.*?(```|\Z)", " ", text, flags=re.DOTALL))
 
 
 def _attached(text: str) -> str:
     return "\n".join(m.group(0) for m in re.finditer(r"```.*?(```|\Z)", text, flags=re.DOTALL))
 
 
-def gather(index: CodebaseIndex, question: str, budget_tokens: int) -> list[Source]:
-    """The best chunks for the question, within the budget, overlapping ones merged."""
+_PREAMBLE = re.compile(r"^\s*(?:import\b|from\b.*\bimport\b|package\b|use\b|#include\b|using\b|require\(|"
+                       r"const .*= require\(|export \* from|export \{[^}]*\} from|\}|\)|$)")
+
+
+def gather(index: CodebaseIndex, question: str, budget_tokens: int, held: str = "") -> list[Source]:
+    """The best chunks for the question, within the budget: none that overlaps one taken, that the
+    conversation already holds (`held`: the file the client attached), or that only imports."""
     budget = int(budget_tokens * CHARS_PER_TOKEN)
     picked: list[Source] = []
     for hit in index.search(_asked(question), limit=MAX_SOURCES * 2):
         if len(picked) >= MAX_SOURCES or budget < MIN_PART_CHARS:
             break
         if any(s.path == hit.path and s.start <= hit.end and hit.start <= s.end for s in picked):
+            continue
+        if (hit.text.strip() and hit.text.strip() in held) or all(_PREAMBLE.match(line) for line in hit.text.splitlines()):
             continue
         source = _fit(hit, budget)
         if source is not None:

@@ -63,6 +63,10 @@ class Symbol:
     kind: str  # "function", "class", "method", "variable", or the grammar's node type
     start: int
     end: int
+    summary: str = ""  # its first line and its documentation's first sentences (what it is for)
+
+
+SUMMARY_CHARS = 300
 
 
 def chunk_file(text: str, suffix: str) -> tuple[list[Chunk], list[Symbol]]:
@@ -75,7 +79,22 @@ def chunk_file(text: str, suffix: str) -> tuple[list[Chunk], list[Symbol]]:
         spans = _python(text, symbols)
     elif suffix in _GRAMMARS:
         spans = _treesitter(text, suffix, symbols)
-    return _fill(lines, spans or []), symbols
+    return _fill(lines, spans or []), [_summarised(s, lines) for s in symbols]
+
+
+def _summarised(symbol: Symbol, lines: list[str]) -> Symbol:
+    """The symbol with its summary: the line that defines it, then its docstring (Python, found by
+    `_python`) or the comment right above it."""
+    doc = symbol.summary
+    if not doc:
+        above, at = [], symbol.start - 1
+        while at >= 0 and len(above) < 6 and lines[at].lstrip().startswith(_COMMENT_STARTS):
+            above.insert(0, lines[at].strip().lstrip("/*#-! ").removesuffix("*/").strip())
+            at -= 1
+        doc = " ".join(above)
+    head = lines[symbol.start].strip() if symbol.start < len(lines) else ""
+    return Symbol(symbol.name, symbol.qualified, symbol.kind, symbol.start, symbol.end,
+                  (head + " " + doc).strip()[:SUMMARY_CHARS])
 
 
 def _fill(lines: list[str], spans: list[tuple[int, int, str]]) -> list[Chunk]:
@@ -119,7 +138,8 @@ def _python(text: str, symbols: list[Symbol]) -> list[tuple[int, int, str]] | No
                 start, end = start_of(node), (node.end_lineno or node.lineno) - 1
                 qualified = prefix + node.name
                 kind = "class" if isinstance(node, ast.ClassDef) else ("method" if prefix else "function")
-                symbols.append(Symbol(node.name, qualified, kind, start, end))
+                doc = (ast.get_docstring(node, clean=True) or "").split("\n\n")[0].replace("\n", " ")
+                symbols.append(Symbol(node.name, qualified, kind, start, end, doc))
                 if isinstance(node, ast.ClassDef):
                     if end - start + 1 > SPLIT_LINES:
                         members = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]

@@ -27,10 +27,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
 MAX_INDEXED_FILES = 50_000
 INDEXED_SUFFIXES = frozenset(("." + s for s in SOURCE_SUFFIXES)) | {".pyi", ".toml", ".cfg", ".ini"}
+FILE_SUFFIXES = frozenset(s.lstrip(".") for s in INDEXED_SUFFIXES) | {"json", "yaml", "yml", "txt", "html", "css"}
 MAX_AVERAGE_LINE = 300  # longer lines on average: minified or generated, not code to quote
+MAX_TERMS = 32  # the rarest of a question's terms that are searched for
+COMMON_SHARE = 1.0  # a term in more of the chunks than this share is too common to search for
+COMMON_CHUNKS = 50  # ... unless the workspace is so small that it is in at most this many
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al.): rank 1 counts 1/61
 COMMIT_EVERY = 200  # files written per transaction while indexing (a search waits for at most one)
 
@@ -88,6 +92,8 @@ def code_names(question: str) -> list[str]:
         found.extend(_WORD.findall(span.split("(")[0]))
     for match in re.finditer(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(\(\))?", question):
         token = match.group(0).removesuffix("()")
+        if "." in token and token.rsplit(".", 1)[1].lower() in FILE_SUFFIXES:
+            continue  # `utils.py` names a file, not code
         for part in token.split("."):
             if ("_" in part.strip("_") or re.search(r"[a-z][A-Z]", part) or match.group(1)
                     or (re.match(r"[A-Z][a-z]+[A-Z]", part)) or "." in token):
@@ -194,13 +200,16 @@ class CodebaseIndex:
         if version != SCHEMA_VERSION:
             db.executescript("""
                 DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS chunks; DROP TABLE IF EXISTS symbols;
-                DROP TABLE IF EXISTS chunk_text;
+                DROP TABLE IF EXISTS chunk_vocab;
+                DROP TABLE IF EXISTS chunk_text; DROP TABLE IF EXISTS symbol_text;
                 CREATE TABLE files (path TEXT PRIMARY KEY, root TEXT, stamp TEXT, hash TEXT, lines INTEGER);
                 CREATE VIRTUAL TABLE chunk_text USING fts5(path, name, body, terms, tokenize='unicode61');
+                CREATE VIRTUAL TABLE chunk_vocab USING fts5vocab(chunk_text, 'row');
                 CREATE TABLE chunks (id INTEGER PRIMARY KEY, path TEXT, start INTEGER, end INTEGER, name TEXT);
                 CREATE INDEX chunks_path ON chunks(path);
-                CREATE TABLE symbols (name TEXT, lower TEXT, qualified TEXT, kind TEXT, path TEXT,
-                                      start INTEGER, end INTEGER);
+                CREATE TABLE symbols (id INTEGER PRIMARY KEY, name TEXT, lower TEXT, qualified TEXT, kind TEXT,
+                                      path TEXT, start INTEGER, end INTEGER);
+                CREATE VIRTUAL TABLE symbol_text USING fts5(name, summary, tokenize='unicode61');
                 CREATE INDEX symbols_name ON symbols(name); CREATE INDEX symbols_lower ON symbols(lower);
                 CREATE INDEX symbols_path ON symbols(path);
             """)
@@ -220,6 +229,15 @@ class CodebaseIndex:
     def _allowed(self, path: Path) -> bool:
         return not is_excluded_path(str(path), self.workspace.exclude_globs)
 
+    def _inside(self, root: Path, path: Path) -> bool:
+        """A link is followed only to a file inside the same workspace folder that may be read
+        (`keys.py -> ~/.ssh/id_rsa` is not)."""
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            return False
+        return root in real.parents and self._allowed(real)
+
     def files(self, stop: threading.Event | None = None) -> list[tuple[Path, Path]]:
         """(workspace folder, file) for every file the index may hold."""
         out: list[tuple[Path, Path]] = []
@@ -235,7 +253,8 @@ class CodebaseIndex:
                 for name in sorted(names):
                     path = here / name
                     if path.suffix.lower() in INDEXED_SUFFIXES and not ignore.ignored(path) and self._allowed(path):
-                        out.append((root, path))
+                        if not os.path.islink(path) or self._inside(root, path):
+                            out.append((root, path))
                 if len(out) >= MAX_INDEXED_FILES:
                     return out[:MAX_INDEXED_FILES]
         return out
@@ -328,8 +347,11 @@ class CodebaseIndex:
                              (key, chunk.start, chunk.end, chunk.name))
             db.execute("INSERT INTO chunk_text (rowid, path, name, body, terms) VALUES (?, ?, ?, ?, ?)",
                        (cur.lastrowid, rel, " ".join(words(chunk.name)), chunk.text, _terms_of(chunk.text)))
-        db.executemany("INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       [(s.name, s.name.lower(), s.qualified, s.kind, key, s.start, s.end) for s in symbols])
+        for s in symbols:
+            cur = db.execute("INSERT INTO symbols (name, lower, qualified, kind, path, start, end) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (s.name, s.name.lower(), s.qualified, s.kind, key, s.start, s.end))
+            db.execute("INSERT INTO symbol_text (rowid, name, summary) VALUES (?, ?, ?)",
+                       (cur.lastrowid, " ".join(words(s.qualified)), s.summary))
         return lines
 
     @staticmethod
@@ -337,6 +359,8 @@ class CodebaseIndex:
         ids = [row[0] for row in db.execute("SELECT id FROM chunks WHERE path = ?", (key,))]
         db.executemany("DELETE FROM chunk_text WHERE rowid = ?", [(i,) for i in ids])
         db.execute("DELETE FROM chunks WHERE path = ?", (key,))
+        symbol_ids = [row[0] for row in db.execute("SELECT id FROM symbols WHERE path = ?", (key,))]
+        db.executemany("DELETE FROM symbol_text WHERE rowid = ?", [(i,) for i in symbol_ids])
         db.execute("DELETE FROM symbols WHERE path = ?", (key,))
         db.execute("DELETE FROM files WHERE path = ?", (key,))
 
@@ -347,7 +371,7 @@ class CodebaseIndex:
             db = self._connect()
             if db is None or root is None:
                 return
-            stamp = self._stamp(path)
+            stamp = self._stamp(path) if not os.path.islink(path) or self._inside(root, path) else None
             db.execute("BEGIN")
             try:
                 if stamp is None or not self._allowed(path) or path.suffix.lower() not in INDEXED_SUFFIXES:
@@ -378,10 +402,9 @@ class CodebaseIndex:
         return Path(rows[0][0]) if len(rows) == 1 and self._allowed(Path(rows[0][0])) else None
 
     def lexical(self, question: str, limit: int = 30) -> list[Hit]:
-        terms = [w for w in dict.fromkeys(words(question)) if w not in STOPWORDS and len(w) > 1]
-        if not terms:
+        query = self._match_query(question)
+        if not query:
             return []
-        query = " OR ".join('"' + t.replace('"', "") + '"' for t in terms[:32])
         with self._lock:
             db = self._connect()
             if db is None:
@@ -393,8 +416,9 @@ class CodebaseIndex:
         return [self._hit(row, -row[6]) for row in rows]
 
     def symbols(self, question: str, limit: int = 30) -> list[Hit]:
-        """The definitions of the names the question spells as code, then of its plain words that
-        name a definition (`Session`), rarer names first."""
+        """Definitions: first those of the names the question spells as code (rarer names first),
+        then those whose name and summary (signature, docstring) share its words (BM25): a map of
+        the code by what its definitions are called and say they do."""
         named = code_names(question)
         plain = [w for w in dict.fromkeys(_WORD.findall(question)) if w.lower() not in STOPWORDS and len(w) > 2
                  and w not in named]
@@ -403,17 +427,23 @@ class CodebaseIndex:
             db = self._connect()
             if db is None:
                 return []
-            for weight, names, column in ((2.0, named, "name"), (1.0, named, "lower"), (0.5, plain, "lower")):
+            for weight, names, column in ((20.0, named, "name"), (10.0, named, "lower"), (5.0, plain, "lower")):
                 for name in names:
                     key = name if column == "name" else name.lower()
                     rows = db.execute(
-                        "SELECT s.path, f.root, s.start, s.end, s.qualified FROM symbols s JOIN files f ON f.path = s.path"
+                        "SELECT s.path, f.root, s.start, s.end FROM symbols s JOIN files f ON f.path = s.path"
                         f" WHERE s.{column} = ? LIMIT 20", (key,)).fetchall()
-                    for row in rows:
-                        found.append((weight / len(rows), row))
+                    found.extend((weight / len(rows), row) for row in rows)
+            query = self._match_query(question)
+            if query:
+                rows = db.execute(
+                    "SELECT s.path, f.root, s.start, s.end, bm25(symbol_text, 2.0, 1.0) AS score FROM symbol_text t"
+                    " JOIN symbols s ON s.id = t.rowid JOIN files f ON f.path = s.path"
+                    " WHERE symbol_text MATCH ? ORDER BY score LIMIT ?", (query, limit)).fetchall()
+                found.extend((1.0 / (1.0 + rank), row[:4]) for rank, row in enumerate(rows))
             found.sort(key=lambda item: -item[0])
-            out, seen = [], set()
-            for score, (path, root, start, end, qualified) in found:
+            out, seen, taken = [], set(), set()
+            for score, (path, root, start, end) in found:
                 if (path, start) in seen:
                     continue
                 seen.add((path, start))
@@ -421,11 +451,30 @@ class CodebaseIndex:
                     "SELECT c.path, ?, c.start, c.end, c.name, t.body FROM chunks c JOIN chunk_text t ON t.rowid = c.id"
                     " WHERE c.path = ? AND c.start <= ? AND c.end >= ? ORDER BY c.start DESC LIMIT 1",
                     (root, path, start, start)).fetchone()
-                if chunk is not None:
+                if chunk is not None and (chunk[0], chunk[2]) not in taken:  # one hit per chunk
+                    taken.add((chunk[0], chunk[2]))
                     out.append(self._hit(chunk, score))
                 if len(out) >= limit:
                     break
         return out
+
+    def _match_query(self, question: str) -> str:
+        """An FTS5 query for any of the question's terms that say where to look: a term in more than
+        COMMON_SHARE of the chunks (`self`, `return` in a large workspace) adds little to BM25 and
+        costs the most to rank, so at most MAX_TERMS of the rarest are asked."""
+        terms = [w for w in dict.fromkeys(words(question)) if w not in STOPWORDS and len(w) > 1][:64]
+        if not terms:
+            return ""
+        with self._lock:
+            db = self._connect()
+            if db is None:
+                return ""
+            total = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] or 1
+            marks = ",".join("?" * len(terms))
+            counts = dict(db.execute(f"SELECT term, doc FROM chunk_vocab WHERE term IN ({marks})", terms).fetchall())
+        known = sorted((counts[t], t) for t in terms if t in counts)
+        useful = [t for n, t in known if n <= max(COMMON_CHUNKS, COMMON_SHARE * total)] or [t for _, t in known[:2]]
+        return " OR ".join('"' + t.replace('"', "") + '"' for t in useful[:MAX_TERMS])
 
     def search(self, question: str, limit: int = 10) -> list[Hit]:
         """Both rankings fused by reciprocal rank: a chunk both find rises above either alone."""

@@ -54,7 +54,8 @@ class ChatFeature:
         budget = settings.local.chat_codebase_tokens if core.host.embedded.running else settings.chat.codebase_tokens
         if not core.codebase.ready.is_set():  # the first question after the start: the index is being built
             await asyncio.to_thread(core.codebase.refresh)
-        sources = await asyncio.to_thread(codebase.gather, core.codebase, question, budget)
+        held = "\n".join(codebase.text_of(m.get("content")) for m in messages)
+        sources = await asyncio.to_thread(codebase.gather, core.codebase, question, budget, held)
         core.notify(CHAT_SOURCES.method, {"id": turn_id, "sources": [s.ref() for s in sources],
                                           "searchMs": round((time.perf_counter() - started) * 1000, 1)})
         return sources

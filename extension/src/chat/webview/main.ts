@@ -14,6 +14,7 @@ import { createMarkdown } from "./markdown";
 import { renderQueue } from "./queue";
 import { PromptRecall } from "./recall";
 import { ScrollView } from "./scrollView";
+import { openSourceMessage } from "./sourceLinks";
 import { TranscriptView } from "./transcriptView";
 
 declare function acquireVsCodeApi(): { postMessage(msg: FromWebview): void };
@@ -205,6 +206,9 @@ ui.effort.addEventListener("change", () => post({ type: "effort", value: ui.effo
 
 ui.transcript.addEventListener("click", (e) => {
   if (codeButtonClicked(e.target, post, (text) => announcer.say(text))) return;
+  const source = (e.target as HTMLElement).closest<HTMLElement>(".source-link");
+  const open = source && openSourceMessage(source.dataset);
+  if (open) return post(open); // a source or a citation: the host opens the file there
   const button = (e.target as HTMLElement).closest("button");
   if (button?.classList.contains("retry")) {
     button.disabled = true; // one request per click
@@ -296,6 +300,7 @@ function onState(msg: Extract<ToWebview, { type: "state" }>): void {
   view.show(conversation.id, turns, nowBusy);
   if (nowBusy && !view.live) {
     const live = view.startLive();
+    if (streamed?.sources) live.setSources(streamed.sources);
     if (streamed) live.seed(streamed.text, streamed.steers);
   } else if (!nowBusy && view.live) {
     view.dropLive();
@@ -335,6 +340,12 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       return (view.live ?? view.startLive()).push(msg.delta);
     case "steered":
       return view.live?.steer(msg.mark);
+    case "sources":
+      requestPending = false;
+      if (!busy) setBusy(true);
+      (view.live ?? view.startLive()).setSources(msg.sources, msg.searchMs);
+      announcer.say(`Found ${msg.sources.length} ${msg.sources.length === 1 ? "source" : "sources"} in the workspace`);
+      return;
     case "done":
       return onDone(msg.turn, msg.queued);
     case "pong":

@@ -1,12 +1,15 @@
 /**
  * Model output as HTML, safely and incrementally. Markdown is rendered by markdown-it with raw HTML
  * off (a model's `<script>` or `<img onerror>` shows as text), images off (no remote fetches),
- * links limited to http(s), and code highlighted by highlight.js (which escapes). No DOM here: the
- * webview inserts the HTML strings, and the tests run this in node.
+ * links limited to http(s), and code highlighted by highlight.js (which escapes). Citations of
+ * workspace code (`[models.py:10-12]`) become buttons that open the file when the turn knows that
+ * file, and are struck out when the server found no such file. No DOM here: the webview inserts the
+ * HTML strings, and the tests run this in node.
  */
 import markdownit, { type Env, type MarkdownIt, type Token } from "markdown-it";
 import hljs from "highlight.js/lib/common";
 import { blockTarget, isShellLang } from "../codeBlocks";
+import { CITATION, resolveCitation, sourceLabel, type SourceRef, type TurnRefs } from "../sources";
 
 /** What fence rendering needs besides the tokens (markdown-it passes `env` to every rule). */
 export interface RenderEnv extends Env {
@@ -16,6 +19,8 @@ export interface RenderEnv extends Env {
   lineOffset: number;
   /** A finished block gets its action buttons; the fence still streaming only its header. */
   finished: boolean;
+  /** The turn's sources and citations: what its `[path:L-L]` citations link to or strike out. */
+  refs?: TurnRefs;
 }
 
 /** Rendered Markdown: the HTML and its prose as plain text (what a screen reader is told; no code). */
@@ -37,6 +42,95 @@ function highlighted(code: string, lang: string, guess: boolean): string {
     // fall through to plain text
   }
   return escapeHtml(code);
+}
+
+/** The data a source/citation button carries (main.ts posts it as an `openSource` message). */
+function linkAttrs(uri: string, range: SourceRef["range"]): string {
+  return `data-uri="${escapeHtml(uri)}" data-start="${range.start.line}" data-end="${range.end.line}"`;
+}
+
+/** One `[path:L-L]`: a button that opens the span, struck out when invented, else the text itself. */
+function renderCitation(raw: string, path: string, first: number | undefined, last: number | undefined, refs: TurnRefs | undefined): string {
+  const cited = resolveCitation(path, first, last, refs);
+  if (cited?.kind === "link") {
+    const where = first === undefined ? "" : first === last ? ` at line ${first}` : ` at lines ${first}-${last}`;
+    const title = `Open ${path}${where}${cited.name ? ` (${cited.name})` : ""}`;
+    return `<button type="button" class="source-link citation" ${linkAttrs(cited.uri, cited.range)} title="${escapeHtml(title)}">${escapeHtml(raw)}</button>`;
+  }
+  if (cited?.kind === "invented") {
+    return `<del class="citation-invented" title="not a file in this workspace">${escapeHtml(raw)}<span class="visually-hidden"> (not a file in this workspace)</span></del>`;
+  }
+  return escapeHtml(raw);
+}
+
+/** Prose text with its citations rendered (escaped around them). */
+export function renderCitations(text: string, refs: TurnRefs | undefined): string {
+  if (!refs || !text.includes("[")) return escapeHtml(text);
+  let out = "";
+  let at = 0;
+  for (const m of text.matchAll(CITATION)) {
+    const first = m[2] === undefined ? undefined : Number(m[2]);
+    const last = first === undefined ? undefined : Math.max(first, m[3] === undefined ? first : Number(m[3]));
+    out += escapeHtml(text.slice(at, m.index)) + renderCitation(m[0], m[1], first, last, refs);
+    at = m.index! + m[0].length;
+  }
+  return out + escapeHtml(text.slice(at));
+}
+
+const CITATION_WHOLE = new RegExp(`^(?:${CITATION.source})$`, "u");
+const CITATION_TAIL = /^(?::\d{1,7}(?:\s*[-–]\s*\d{1,7})?)?\]/;
+
+/**
+ * A core rule: a citation with its path in backticks (`` [`app.py`:4] ``) is parsed as text, inline
+ * code, text; when the turn knows that path (a link or an invented one) the three become one text
+ * token again, which the text rule renders as a citation. Other inline code is left alone.
+ */
+function joinBacktickedCitations(state: { env: unknown; tokens: Token[] }): void {
+  const refs = (state.env as RenderEnv | undefined)?.refs;
+  if (!refs) return;
+  for (const block of state.tokens) {
+    const c = block.type === "inline" ? block.children : null;
+    if (!c) continue;
+    for (let i = 1; i + 1 < c.length; i++) {
+      const [before, code, after] = [c[i - 1], c[i], c[i + 1]];
+      if (code.type !== "code_inline" || before.type !== "text" || after.type !== "text" || !before.content.endsWith("[")) continue;
+      const tail = CITATION_TAIL.exec(after.content)?.[0];
+      const m = tail && CITATION_WHOLE.exec(`[\`${code.content}\`${tail}`);
+      if (!m || !tail) continue;
+      const first = m[2] === undefined ? undefined : Number(m[2]);
+      if (!resolveCitation(m[1], first, m[3] === undefined ? first : Number(m[3]), refs)) continue;
+      before.content = `${before.content}\`${code.content}\`${after.content}`;
+      c.splice(i, 2);
+      i--; // the joined token may open the next one
+    }
+  }
+}
+
+/** Whether text token `idx` sits inside a Markdown link (its citations stay text: no button in a link). */
+function insideLink(tokens: Token[], idx: number): boolean {
+  let depth = 0;
+  for (let i = idx - 1; i >= 0; i--) {
+    if (tokens[i].type === "link_close") depth--;
+    else if (tokens[i].type === "link_open" && ++depth > 0) return true;
+  }
+  return false;
+}
+
+/** The Sources list above an answer: the workspace code its prompt held, each a button that opens it. */
+export function sourcesHtml(sources: SourceRef[], searchMs?: number): string {
+  const items = sources.map((s) => {
+    const label = sourceLabel(s);
+    const title = `Open ${label}${s.name ? ` (${s.name})` : ""}`;
+    const name = s.name ? ` <span class="source-name">${escapeHtml(s.name)}</span>` : "";
+    return `<li><button type="button" class="source-link" ${linkAttrs(s.uri, s.range)} title="${escapeHtml(title)}"><span class="source-path">${escapeHtml(label)}</span>${name}</button></li>`;
+  });
+  const ms = typeof searchMs === "number" && Number.isFinite(searchMs) ? ` data-search-ms="${Math.round(searchMs)}"` : "";
+  return (
+    `<div class="sources" role="group" aria-label="Sources"${ms}>` +
+    `<div class="sources-title" title="The workspace code Kestrel gave the model for this answer">Sources</div>` +
+    `<ul class="sources-list">${items.join("")}</ul>` +
+    `</div>`
+  );
 }
 
 /** The header (language, file, actions) and the highlighted code of one fenced block. */
@@ -79,6 +173,13 @@ export function createMarkdown(): MarkdownIt {
   const defaultValidate = md.validateLink.bind(md);
   md.validateLink = (url: string) => /^https?:/i.test(url) && defaultValidate(url);
   md.renderer.rules.fence = (tokens, idx, _options, env) => renderFence(tokens, idx, env as RenderEnv);
+  md.core.ruler.after("text_join", "kestrel_citations", (state) => joinBacktickedCitations(state));
+  const plainTextRule = md.renderer.rules.text!;
+  md.renderer.rules.text = (tokens, idx, options, env, self) => {
+    const refs = (env as RenderEnv | undefined)?.refs;
+    if (!refs || insideLink(tokens, idx)) return plainTextRule(tokens, idx, options, env, self);
+    return renderCitations(tokens[idx].content, refs);
+  };
   md.renderer.rules.code_block = (tokens, idx) => `<pre class="hljs" tabindex="0"><code>${escapeHtml(tokens[idx].content)}</code></pre>\n`;
   // A wide table scrolls inside its wrapper: the transcript itself never scrolls sideways.
   md.renderer.rules.table_open = () => `<div class="table-wrap" tabindex="0" role="group" aria-label="Table"><table>\n`;
@@ -126,8 +227,8 @@ function linesOf(source: string): (line: number) => string[] {
 }
 
 /** A whole Markdown text rendered at once (a finished answer, or a segment of one between steers). */
-export function renderMarkdown(md: MarkdownIt, source: string): Rendered {
-  const env: RenderEnv = { linesBefore: linesOf(source), lineOffset: 0, finished: true };
+export function renderMarkdown(md: MarkdownIt, source: string, refs?: TurnRefs): Rendered {
+  const env: RenderEnv = { linesBefore: linesOf(source), lineOffset: 0, finished: true, refs };
   const tokens = md.parse(source, env);
   return { html: md.renderer.render(tokens, md.options, env), text: plainText(tokens) };
 }
@@ -143,7 +244,8 @@ export class IncrementalMarkdown {
   private committedChars = 0;
   private committedLines = 0;
 
-  constructor(private readonly md: MarkdownIt) {}
+  /** `refs`: the turn's sources (they arrive before its first token), for its citations. */
+  constructor(private readonly md: MarkdownIt, public refs?: TurnRefs) {}
 
   get text(): string {
     return this.source;
@@ -192,6 +294,6 @@ export class IncrementalMarkdown {
   }
 
   private env(lineOffset: number, finished: boolean): RenderEnv {
-    return { linesBefore: linesOf(this.source), lineOffset, finished };
+    return { linesBefore: linesOf(this.source), lineOffset, finished, refs: this.refs };
   }
 }

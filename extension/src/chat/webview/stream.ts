@@ -6,9 +6,10 @@
  */
 import type { MarkdownIt } from "markdown-it";
 import type { SteerMark, Turn } from "../protocol";
+import type { SourceRef, TurnRefs } from "../sources";
 import { segments } from "../transcript";
 import { IncrementalMarkdown, renderMarkdown } from "./markdown";
-import { type AnswerOptions, element, fillAssistant, markdownBody, steerMarkElement, turnShell } from "./turns";
+import { type AnswerOptions, element, fillAssistant, markdownBody, showSources, steerMarkElement, turnShell } from "./turns";
 
 export interface LiveHooks {
   /** A finished paragraph (plain text) for screen readers. */
@@ -46,6 +47,8 @@ export class LiveTurn {
   /** The last block's nodes in `body`, replaced on every render. */
   private tail: Node[] = [];
   private quiet = false;
+  /** The workspace code the prompt holds (a codebase question): what citations link to. */
+  private refs: TurnRefs | undefined;
 
   /** `startedAt`: performance.now() of the Enter (or click) that asked, for data-first-token-ms. */
   constructor(private readonly md: MarkdownIt, private readonly hooks: LiveHooks, private readonly startedAt?: number) {
@@ -75,6 +78,16 @@ export class LiveTurn {
     } else {
       this.flush(); // nothing shown yet: the first text goes on screen now, not a frame later
     }
+  }
+
+  /** The answer's sources arrived (before its first token): the list goes above it, citations link. */
+  setSources(sources: SourceRef[], searchMs?: number): void {
+    this.refs = { sources };
+    showSources(this.el, sources, searchMs);
+    this.flush();
+    if (this.text) this.rebuild(); // text arrived first (a reload mid-answer): its citations link now
+    else this.incremental.refs = this.refs;
+    this.hooks.rendered();
   }
 
   steer(mark: SteerMark): void {
@@ -132,9 +145,9 @@ export class LiveTurn {
     this.el.querySelectorAll(":scope > .markdown, :scope > .steer-mark").forEach((n) => n.remove());
     const cut = Math.max(0, ...this.steers.map((s) => Math.min(Math.max(s.at, 0), this.text.length)));
     for (const seg of segments(this.text.slice(0, cut), this.steers)) {
-      this.el.appendChild(seg.steer ? steerMarkElement(seg.steer) : markdownBody(renderMarkdown(this.md, seg.text).html));
+      this.el.appendChild(seg.steer ? steerMarkElement(seg.steer) : markdownBody(renderMarkdown(this.md, seg.text, this.refs).html));
     }
-    this.incremental = new IncrementalMarkdown(this.md);
+    this.incremental = new IncrementalMarkdown(this.md, this.refs);
     this.body = markdownBody();
     this.tail = [];
     this.el.appendChild(this.body);

@@ -2,7 +2,8 @@
 import type { MarkdownIt } from "markdown-it";
 import type { CodeBlock, SteerMark, Turn } from "../protocol";
 import { segments } from "../transcript";
-import { renderMarkdown } from "./markdown";
+import { refsOf, type SourceRef } from "../sources";
+import { renderMarkdown, sourcesHtml } from "./markdown";
 import { applyAllBlocks, blocksIn } from "./codeActions";
 
 export const ROLE_NAMES = { user: "You", assistant: "Kestrel" } as const;
@@ -37,6 +38,30 @@ export function markdownBody(html = ""): HTMLElement {
   return body;
 }
 
+/** The sources each Sources element shows (an answer that ends keeps the element it streamed with). */
+const shownSources = new WeakMap<Element, string>();
+
+/** The Sources list of an answer (markdown.ts's HTML: every path and name escaped there). */
+export function sourcesElement(sources: SourceRef[], searchMs?: number): HTMLElement {
+  const template = document.createElement("template");
+  template.innerHTML = sourcesHtml(sources, searchMs);
+  const el = template.content.firstElementChild as HTMLElement;
+  shownSources.set(el, JSON.stringify(sources));
+  return el;
+}
+
+/** Puts `sources` right after the turn's role label (replacing a list shown before, unless the same). */
+export function showSources(article: HTMLElement, sources: SourceRef[] | undefined, searchMs?: number): void {
+  const old = article.querySelector<HTMLElement>(":scope > .sources");
+  if (old && sources && shownSources.get(old) === JSON.stringify(sources)) return; // keeps focus on its buttons
+  old?.remove();
+  if (!sources?.length) return;
+  const el = sourcesElement(sources, searchMs);
+  const role = article.querySelector(":scope > .role");
+  if (role) role.after(el);
+  else article.prepend(el);
+}
+
 export function steerMarkElement(mark: SteerMark): HTMLElement {
   const el = element("div", "steer-mark");
   el.title = mark.mode === "native" ? "Your message reached the running answer" : "The answer continued with your message added";
@@ -52,9 +77,11 @@ export interface AnswerOptions {
 
 /** Fills an assistant article (after its role label) with the answer, its state and its actions. */
 export function fillAssistant(article: HTMLElement, turn: Turn, md: MarkdownIt, opts: AnswerOptions): void {
-  article.querySelectorAll(":scope > :not(.role)").forEach((n) => n.remove());
+  article.querySelectorAll(":scope > :not(.role):not(.sources)").forEach((n) => n.remove());
+  showSources(article, turn.sources);
+  const refs = refsOf(turn);
   for (const seg of segments(turn.text, turn.steers)) {
-    article.appendChild(seg.steer ? steerMarkElement(seg.steer) : markdownBody(renderMarkdown(md, seg.text).html));
+    article.appendChild(seg.steer ? steerMarkElement(seg.steer) : markdownBody(renderMarkdown(md, seg.text, refs).html));
   }
   if (turn.error) {
     const err = element("div", "error");

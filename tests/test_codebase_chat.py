@@ -9,7 +9,10 @@ import os
 import stat
 from pathlib import Path
 
+import asyncio
+
 import pytest
+from lsprotocol import types
 
 from conftest import clean_env, kestrel, mock_options, wait_for
 from kestrel.chat import codebase
@@ -39,6 +42,14 @@ class Task:
     def due_date(self):
         return parse_due(self.due)
 '''
+
+
+async def wait_for_async(check, what: str, timeout: float = 15.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
 
 
 def project(root: Path) -> Path:
@@ -234,3 +245,24 @@ def test_the_clients_attachment_labels_are_not_the_question_and_held_code_is_not
     paths = [s.path for s in codebase.gather(index, held, 1200, held)]
     assert paths[0] == "tasky/utils.py" and "tasky/models.py" not in paths  # models.py is attached already
     assert all(s.path != "tasky/__init__.py" for s in codebase.gather(index, "#codebase what does tasky import?", 1200))
+
+
+async def test_workspace_symbol_finds_definitions_from_the_index(mock, tmp_path, cache):
+    root = project(tmp_path / "ws")
+    async with kestrel(mock_options(mock), env=env_with_cache(cache), workspace=root) as client:
+        assert client.server_capabilities.workspace_symbol_provider
+        found: list = []
+
+        async def ask() -> bool:
+            found[:] = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="due")) or []
+            return bool(found)
+
+        await wait_for_async(ask, what="the index's first pass")
+        names = [(s.name, s.container_name) for s in found]
+        assert names[:2] == [("due", "Task"), ("parse_due", None)] or ("parse_due", None) in names
+        parse = next(s for s in found if s.name == "parse_due")
+        assert parse.location.uri == (root / "tasky" / "utils.py").as_uri() and parse.location.range.start.line == 4
+        assert parse.kind == types.SymbolKind.Function
+        assert all("vendor" not in s.location.uri for s in found)  # .gitignore'd
+        due_date = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="DUE_DATE"))
+        assert [(s.name, s.container_name, s.kind) for s in due_date] == [("due_date", "Task", types.SymbolKind.Method)]

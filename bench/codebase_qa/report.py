@@ -100,3 +100,48 @@ def markdown(result: dict) -> str:
                          f"{', '.join('`' + f + '`' for f in r['files'])}; found: {top or '(nothing)'}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _pct(values: list[float], q: float) -> str:
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return "—"
+    return f"{values[min(len(values) - 1, max(0, math.ceil(q * len(values)) - 1))]:.0f}"
+
+
+def answers_markdown(result: dict) -> str:
+    recs = result["records"]
+    lines = [f"### Answers on {result['model']}", "",
+             f"`{result['command']}`: {len(recs)} SWE-QA questions ({result['config']['perProject']} per project, seeded, "
+             f"none about the active file), wall time {result['wallSeconds']} s. Both systems are Kestrel's chat on the "
+             "same local llama.cpp server and prompt (the chat's system prompt, the project's main module as the "
+             f"active file, its first {result['config']['activeChars']} characters, then the question); **file only** sends "
+             "`codebase: false`, **kestrel** `codebase: true` (sources within 1,200 tokens). Answers are stopped after "
+             f"{result['config']['maxAnswerChars']} characters (both alike).", "",
+             "| system | grounded (names a reference file) | cites a source | citations | invented citations | "
+             "paths named | invented paths | sources p50 / p95 ms | first token p50 / p95 ms |", "|---|---|---|---|---|---|---|---|---|"]
+    for system in ("file-only", "kestrel"):
+        got = [r["systems"][system] for r in recs]
+        cites = sum(g["citations"] for g in got)
+        paths = sum(g["paths"] for g in got)
+        lines.append(
+            f"| {system} | {sum(g['grounded'] for g in got)} of {len(got)} | {sum(g['citesSource'] for g in got)} | {cites} | "
+            f"{sum(g['inventedCitations'] for g in got)} ({100 * sum(g['inventedCitations'] for g in got) / max(cites, 1):.0f} %) | "
+            f"{paths} | {sum(g['inventedPaths'] for g in got)} ({100 * sum(g['inventedPaths'] for g in got) / max(paths, 1):.0f} %) | "
+            f"{_pct([g['sourcesMs'] for g in got], 0.5)} / {_pct([g['sourcesMs'] for g in got], 0.95)} | "
+            f"{_pct([g['ttftMs'] for g in got], 0.5)} / {_pct([g['ttftMs'] for g in got], 0.95)} |")
+    both = [(r["systems"]["kestrel"]["grounded"], r["systems"]["file-only"]["grounded"]) for r in recs]
+    lines += ["", f"Grounded by one system only: kestrel {sum(k and not f for k, f in both)}, file only "
+                  f"{sum(f and not k for k, f in both)} (McNemar's exact p = {_mcnemar(both):.3g}).", ""]
+    return "\n".join(lines)
+
+
+def _mcnemar(pairs: list[tuple[bool, bool]]) -> float:
+    b = sum(x and not y for x, y in pairs)
+    c = sum(y and not x for x, y in pairs)
+    n = b + c
+    if n == 0:
+        return 1.0
+    k = min(b, c)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+    return min(1.0, 2 * tail)

@@ -22,6 +22,7 @@ from pygls.protocol import LanguageServerProtocol
 from . import __version__, protocol, redact
 from .core import Core, plain
 from .features.chat import ChatFeature
+from .features.workspace_symbols import WorkspaceSymbolFeature
 from .features.completion import InlineCompletionFeature
 from .features.inline_edit import InlineEditFeature
 from .features.next_edit import NextEditFeature
@@ -84,6 +85,7 @@ class KestrelLanguageServer(LanguageServer):
         self.inline_edit = InlineEditFeature(self.core)
         self.next_edit = NextEditFeature(self.core)
         self.chat = ChatFeature(self.core)
+        self.workspace_symbols = WorkspaceSymbolFeature(self.core)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Errors already went back to the client as JSON-RPC errors; a popup per bad
@@ -159,6 +161,10 @@ def _register_lsp_features(server: KestrelLanguageServer) -> None:
     @server.feature(types.CODE_ACTION_RESOLVE)
     async def code_action_resolve(ls: KestrelLanguageServer, params: types.CodeAction) -> types.CodeAction:
         return await ls.quick_fix.resolve(params)
+
+    @server.feature(types.WORKSPACE_SYMBOL, types.WorkspaceSymbolOptions())
+    def workspace_symbol(ls: KestrelLanguageServer, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+        return ls.workspace_symbols.find(params)
 
     @server.command("kestrel.fix")
     async def fix(ls: KestrelLanguageServer, data: Any) -> bool:

@@ -493,6 +493,21 @@ class CodebaseIndex:
         allowed = [(score, hit) for score, hit in ordered if self._allowed(hit.file)]
         return [Hit(**{**hit.__dict__, "score": score}) for score, hit in allowed[:limit]]
 
+    def find_symbols(self, query: str, limit: int = 100) -> list[tuple[str, str, str, Path, int, int]]:
+        """Definitions whose name starts with, then contains, `query` (case-insensitive), shorter
+        names first: (name, qualified, kind, file, start line, end line), for `workspace/symbol`."""
+        needle = query.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        with self._lock:
+            db = self._connect()
+            if db is None:
+                return []
+            rows = db.execute(
+                "SELECT name, qualified, kind, path, start, end FROM symbols WHERE lower LIKE ? ESCAPE '\\'"
+                " ORDER BY (lower LIKE ? ESCAPE '\\') DESC, length(name), qualified LIMIT ?",
+                ("%" + needle + "%", needle + "%", limit * 2)).fetchall()
+        out = [(n, q, k, Path(p), a, b) for n, q, k, p, a, b in rows if self._allowed(Path(p))]
+        return out[:limit]
+
     @staticmethod
     def _hit(row: tuple, score: float) -> Hit:
         key, root, start, end, name, body = row[:6]

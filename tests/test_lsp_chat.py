@@ -110,3 +110,13 @@ async def test_steer_after_the_answer_finished_says_so(mock):
         await client.protocol.send_request_async("kestrel/chat", {"id": "s2", "prompt": "hi"})
         ack = await client.protocol.send_request_async("kestrel/steer", {"id": "s2", "text": "more"})
         assert not ack.accepted and "already finished" in ack.error
+
+
+async def test_the_answer_cap_setting_reaches_the_model(mock):
+    mock.configure(text=ANSWER)
+    async with kestrel(mock_options(mock, chat={"maxTokens": 321})) as client:
+        await client.protocol.send_request_async("kestrel/chat", {"prompt": "explain"})
+        assert mock.stats()["last_request"]["max_tokens"] == 321
+    async with kestrel(mock_options(mock)) as client:  # default: the model's own limit
+        await client.protocol.send_request_async("kestrel/chat", {"prompt": "explain"})
+        assert "max_tokens" not in mock.stats()["last_request"]

@@ -116,8 +116,8 @@ def answers_markdown(result: dict) -> str:
              f"none about the active file), wall time {result['wallSeconds']} s. Both systems are Kestrel's chat on the "
              "same local llama.cpp server and prompt (the chat's system prompt, the project's main module as the "
              f"active file, its first {result['config']['activeChars']} characters, then the question); **file only** sends "
-             "`codebase: false`, **kestrel** `codebase: true` (sources within 1,200 tokens). Answers are stopped after "
-             f"{result['config']['maxAnswerChars']} characters (both alike).", "",
+             "`codebase: false`, **kestrel** `codebase: true` (sources within 1,200 tokens). Answers are capped at "
+             f"{result['config']['maxAnswerTokens']} tokens (`kestrel.chat.maxTokens`, both alike).", "",
              "| system | grounded (names a reference file) | cites a source | citations | invented citations | "
              "paths named | invented paths | sources p50 / p95 ms | first token p50 / p95 ms |", "|---|---|---|---|---|---|---|---|---|"]
     for system in ("file-only", "kestrel"):

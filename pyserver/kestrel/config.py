@@ -77,6 +77,7 @@ class ChatSettings:
     # when it says `#codebase`), put it in the prompt and list it as the answer's sources.
     codebase: bool = True
     codebase_tokens: int = 6000  # budget for the code found, on a remote model
+    max_tokens: int = 0  # an answer's output cap (0: the model's own); a local server may not stop when asked to
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class LocalSettings:
     suffix_tokens: int = 96
     max_tokens: int = 48
     chat_codebase_tokens: int = 1200  # the code a chat question is given (its prompt is prefilled on a CPU)
+    chat_max_tokens: int = 1024  # an answer on a CPU: ~30 s at most, and a runaway answer cannot hold the model
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,7 @@ _CAMEL = {
     "adoptGraceMs": "adopt_grace_ms",
     "codebaseTokens": "codebase_tokens",
     "chatCodebaseTokens": "chat_codebase_tokens",
+    "chatMaxTokens": "chat_max_tokens",
     "prepareNext": "prepare_next",
     "wsRotateSeconds": "ws_rotate_s",
     "modelPath": "model_path",

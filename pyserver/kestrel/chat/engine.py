@@ -73,7 +73,7 @@ class ChatEngine:
     async def turn(
         self, provider: Provider, turn_id: str, messages: list[dict], *, delta_method: str = "kestrel/chatDelta",
         on_delta: Callable[[str], None] | None = None, prediction: str | None = None, resume: bool = True,
-        steer_note: str = "", deterministic: bool = False,
+        steer_note: str = "", deterministic: bool = False, max_tokens: int | None = None,
     ) -> dict:
         """Stream one answer (steerable, stoppable). Inline edits reuse this with their own
         notification method, so steering an edit works exactly like steering a chat answer.
@@ -88,7 +88,7 @@ class ChatEngine:
         resumes = 0
         try:
             while True:
-                source = self._open_stream(provider, t, stats, prediction, deterministic)
+                source = self._open_stream(provider, t, stats, prediction, deterministic, max_tokens)
                 t.stream = loop.create_task(self._pump(t, source, deltas, on_delta))
                 try:
                     if await self._wait_for_stream(t.stream) and t.restart_with is None:
@@ -113,7 +113,7 @@ class ChatEngine:
 
     @staticmethod
     def _open_stream(provider: Provider, t: _Turn, stats: StreamStats, prediction: str | None,
-                     deterministic: bool) -> Any:
+                     deterministic: bool, max_tokens: int | None = None) -> Any:
         """The turn's next model stream: a native steering session when the provider and model
         have one (kept in `t.session`), else a plain chat stream."""
         steerable = getattr(provider, "steerable_chat", None)
@@ -121,6 +121,8 @@ class ChatEngine:
         if t.session is not None:
             return t.session
         opts: dict[str, Any] = {"deterministic": True} if deterministic else {}
+        if max_tokens:
+            opts["max_tokens"] = max_tokens
         if prediction is not None:
             opts["prediction"] = prediction
         return provider.chat(t.history, stats, **opts)

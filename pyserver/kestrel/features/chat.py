@@ -32,7 +32,10 @@ class ChatFeature:
         core.status.generation_started()
         try:
             sources = await self._search(params, turn_id, messages)
-            result = await core.chat_engine.turn(provider, turn_id, codebase.with_sources(messages, sources))
+            settings = core.host.settings
+            cap = settings.local.chat_max_tokens if core.host.embedded.running else settings.chat.max_tokens
+            result = await core.chat_engine.turn(provider, turn_id, codebase.with_sources(messages, sources),
+                                                 max_tokens=cap or None)
         finally:  # also when the turn raised or was cancelled: the status bar must not stay busy
             core.status.busy = max(core.status.busy - 1, 0)
             core.status.publish()

@@ -64,6 +64,11 @@ bench: setup
 # pip-downloaded once into .tools/eval-data/), raw vs raw with the oracle definitions vs Kestrel with the
 # file alone vs Kestrel with the defining modules open as tabs; 48 tasks, ~30 min on 2 cores with the 0.5B;
 # its section stays last in bench/QUALITY.md. REPO=none skips it (so does ONLY=edits).
+# Then codebase Q&A (bench/codebase_qa/, issue 28): the chat's workspace index on SWE-QA's questions and
+# commit subjects of requests, flask and pytest (sdists pip-downloaded once), recall@5/@10 and MRR for
+# lexical, symbols and their fusion, the index's cost and a ~9k-file workspace (~3 min, no model); then
+# answers through kestrel-lsp's chat on the model, file only vs with codebase sources (24 questions,
+# ~25 min); both write bench/CODEBASE.md. CODEBASE=none skips them (so does ONLY=edits or completions).
 # BASE_URL=<OpenAI-compatible .../v1> MODEL_NAME=<id> runs only the repository set against that endpoint
 # (a Qwen2.5-Coder-family model; its key from OPENAI_API_KEY) instead of the local llama.cpp.
 .PHONY: eval
@@ -74,6 +79,8 @@ eval: setup
 	$(if $(filter edits,$(ONLY))$(BASE_URL),,$(PY) -m bench.quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(PEERS),--peers $(PEERS),) $(if $(LANGUAGES),--languages $(LANGUAGES),))
 	$(if $(filter completions,$(ONLY))$(BASE_URL),,$(PY) -m bench.edit_quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(SETS),--sets $(SETS),))
 	$(if $(filter edits,$(ONLY))$(filter none,$(REPO)),,$(PY) -m bench.repo_context $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(BASE_URL),--base-url "$(BASE_URL)" --model-name "$(MODEL_NAME)",))
+	$(if $(ONLY)$(BASE_URL)$(filter none,$(CODEBASE)),,$(PY) -m bench.codebase_qa)
+	$(if $(ONLY)$(BASE_URL)$(filter none,$(CODEBASE)),,$(PY) -m bench.codebase_qa.answers $(if $(MODEL),--model-path "$(MODEL)",))
 
 # The full 30-minute soak (make test runs an 8-second version of the same test).
 soak: setup

@@ -212,7 +212,9 @@ def main(argv: list[str] | None = None) -> None:
         out.write_text(json.dumps(result, indent=1))
     text = render(result)
     if args.md:
-        Path(args.md).write_text(text)
+        from .report import answer_sections, with_answers
+
+        Path(args.md).write_text(with_answers(text, answer_sections(Path(args.md))))
     print(text.split("\n## Per question")[0])
 
 

@@ -138,19 +138,28 @@ async def run(args: argparse.Namespace) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(prog="python -m bench.codebase_qa.answers", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--per-project", type=int, default=12)
+    p.add_argument("--per-project", type=int, default=8)
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--model-path", default=None)
     p.add_argument("--kestrel-src", default=None)
     p.add_argument("--out", default=None)
+    p.add_argument("--md", default=str(BENCH / "CODEBASE.md"),
+                   help="the markdown whose answers section for this model is written (none: only print)")
+    p.add_argument("--report-only", action="store_true", help="re-render from --out")
     args = p.parse_args()
     stem = Path(args.model_path).stem if args.model_path else None
     out = Path(args.out) if args.out else BENCH / "out" / (f"codebase-answers-{stem}.json" if stem else "codebase-answers.json")
-    result = asyncio.run(run(args))
-    out.write_text(json.dumps(result, indent=1))
-    from .report import answers_markdown
+    if args.report_only:
+        result = json.loads(out.read_text())
+    else:
+        result = asyncio.run(run(args))
+        out.write_text(json.dumps(result, indent=1))
+    from .report import answers_markdown, write_answers
 
-    print(answers_markdown(result))
+    text = answers_markdown(result)
+    if args.md != "none":
+        write_answers(Path(args.md), result["model"], text)
+    print(text)
 
 
 if __name__ == "__main__":

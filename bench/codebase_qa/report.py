@@ -1,9 +1,37 @@
-"""bench/CODEBASE.md from bench/out/codebase-qa.json."""
+"""bench/CODEBASE.md from bench/out/codebase-qa.json (retrieval) and the answers runs, whose sections
+are kept between markers, one per model, when either part is written again."""
 
 from __future__ import annotations
 
 import math
+import re
 import statistics
+from pathlib import Path
+
+_ANSWERS = re.compile(r"<!-- answers:(?P<model>[^ ]+) -->.*?<!-- /answers:(?P=model) -->\n?", re.DOTALL)
+
+
+def answer_sections(path: Path) -> list[str]:
+    return [m.group(0) for m in _ANSWERS.finditer(path.read_text())] if path.exists() else []
+
+
+def write_answers(path: Path, model: str, section: str) -> None:
+    """`section` in place of this model's previous answers section (before the per-question list)."""
+    block = f"<!-- answers:{model} -->\n{section}\n<!-- /answers:{model} -->\n"
+    text = path.read_text() if path.exists() else "# Codebase Q&A\n\n"
+    kept = [b for b in answer_sections(path) if not b.startswith(f"<!-- answers:{model} -->")]
+    text = _ANSWERS.sub("", text)
+    path.write_text(with_answers(text, kept + [block]))
+
+
+def with_answers(text: str, blocks: list[str]) -> str:
+    if not blocks:
+        return text
+    joined = "## Answers\n\n" + "\n".join(blocks) + "\n"
+    text = text.replace("\n## Answers\n\n", "\n")
+    at = text.find("## Per question")
+    text = text[:at] + joined + "\n" + text[at:] if at >= 0 else text + "\n" + joined
+    return re.sub(r"\n{3,}", "\n\n", text)
 
 SYSTEMS = ("lexical", "symbols", "fusion")
 KINDS = (("swe-qa", "SWE-QA questions"), ("commit", "commit subjects"), (None, "all"))

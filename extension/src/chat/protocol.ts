@@ -23,6 +23,8 @@ export interface Turn {
   context?: string[];
   /** A user turn: the chip kinds it was sent with (Retry after a reload rebuilds the context from them). */
   chips?: Chip["kind"][];
+  /** A user turn: what its text mentioned (`#file:…`, `#sym:…`), re-read when it is sent again. */
+  mentions?: Mention[];
   at?: number; // when the turn was sent or answered (ms since epoch)
   /** An answer: the workspace code its prompt held (the server searched the codebase), best first. */
   sources?: SourceRef[];
@@ -51,11 +53,34 @@ export interface Chip {
   available?: boolean;
 }
 
+/** What a mention is: a kind of thing the picker offers (mentions.ts serialises and parses them). */
+export type MentionKind = "file" | "folder" | "symbol" | "selection" | "problems" | "diff" | "codebase";
+
+/**
+ * A mention in the input: a picker's pick, kept in the text as its marker and sent as a URI that is
+ * re-read when the message goes (the file's text then, the symbol's lines then, the problems then).
+ */
+export interface Mention {
+  kind: MentionKind;
+  /** What the text holds: `#file:src/app.py`, `#file:app.py:10-20`, `#sym:parse_due`, `#problems`. */
+  marker: string;
+  /** Where it is re-read: `file:///abs/app.py`, `file:///abs/app.py#L10-20`, `kestrel-problems:`, `kestrel-git-diff:`. */
+  uri: string;
+  /** The chip's text: `app.py`, `app.py:10-20`, `parse_due`, `problems`. */
+  name: string;
+}
+
+/** A row of the picker: a mention and what tells it apart (its folder, the symbol's file and lines). */
+export interface MentionItem extends Mention {
+  detail?: string;
+}
+
 /** A message typed while an answer streamed (Tab), with the chips it was typed with. */
 export interface QueuedMessage {
   id: string;
   text: string;
   chips: Chip["kind"][];
+  mentions?: Mention[];
 }
 
 /** A fenced code block of an answer and the file it belongs to (codeBlocks.ts decides). */
@@ -85,9 +110,11 @@ export interface ModelInfo {
 /** webview → extension */
 export type FromWebview =
   | { type: "ready" }
-  | { type: "send"; text: string; chips: Chip["kind"][] }
+  | { type: "send"; text: string; chips: Chip["kind"][]; mentions?: Mention[] }
   | { type: "steer"; text: string }
-  | { type: "queue"; text: string; chips: Chip["kind"][] }
+  | { type: "queue"; text: string; chips: Chip["kind"][]; mentions?: Mention[] }
+  /** `#`/`@` typed at a word start: what the picker should list for the text after it (`id` grows). */
+  | { type: "mentionQuery"; id: number; query: string }
   | { type: "queueSend"; id: string }
   | { type: "queueRemove"; id: string }
   | { type: "stop" }
@@ -130,4 +157,6 @@ export type ToWebview =
   | { type: "sources"; sources: SourceRef[]; searchMs?: number }
   | { type: "done"; turn: Turn; queued: QueuedMessage[] }
   | { type: "notice"; text: string }
+  /** The picker's rows for query `id`: the files at once, the symbols appended when they arrive (`done`: no more). */
+  | { type: "mentionItems"; id: number; items: MentionItem[]; append: boolean; done: boolean }
   | { type: "pong"; sent: number };

@@ -259,15 +259,17 @@ class CodebaseIndex:
                     return out[:MAX_INDEXED_FILES]
         return out
 
-    def refresh(self, stop: threading.Event | None = None) -> dict[str, float]:
+    def refresh(self, stop: threading.Event | None = None,
+                listed: list[tuple[Path, Path]] | None = None) -> dict[str, float]:
         """Bring the index in step with the disk (a worker thread): new and changed files are
-        chunked, deleted and newly excluded ones dropped. Returns what it cost."""
+        chunked, deleted and newly excluded ones dropped (`listed`: `files()`, when already walked).
+        Returns what it cost."""
         with self._refreshing:
-            return self._refresh(stop)
+            return self._refresh(stop, listed)
 
-    def _refresh(self, stop: threading.Event | None) -> dict[str, float]:
+    def _refresh(self, stop: threading.Event | None, listed: list[tuple[Path, Path]] | None) -> dict[str, float]:
         started = time.perf_counter()
-        listed = self.files(stop)
+        listed = self.files(stop) if listed is None else listed
         with self._lock:
             db = self._connect()
             if db is None:

@@ -214,11 +214,13 @@ class WorkspaceIndex:
                     return out[:MAX_SCANNED_FILES]
         return out
 
-    def scan(self, stop: threading.Event | None = None) -> dict[str, float]:
+    def scan(self, stop: threading.Event | None = None, listed: list[Path] | None = None) -> dict[str, float]:
         """Outline every workspace source file (run in a worker thread once the settings are known),
-        so that a file's imports resolve from memory when it is opened. Returns what it cost."""
+        so that a file's imports resolve from memory when it is opened. `listed`: the files the
+        codebase index walked (one walk for both), else this index walks. Returns what it cost."""
         started, files, lines = time.perf_counter(), 0, 0
-        for path in self.source_files():
+        paths = self.source_files() if listed is None else [p for p in listed if p.name.endswith(INDEXED_SUFFIXES)]
+        for path in paths[:MAX_SCANNED_FILES]:
             if stop is not None and stop.is_set():
                 break
             real = self._readable(path)

@@ -93,10 +93,13 @@ class Core:
     def _index(self, stop: threading.Event) -> dict[str, float]:
         """Both indexes, one after the other in one worker thread (2 cores: the editor keeps one)."""
         cost: dict[str, float] = {}
-        if self.host.settings.completion.repository_context:
-            cost = self.workspace.scan(stop)
-        if self.host.settings.chat.codebase and not stop.is_set():
-            codebase = self.codebase.refresh(stop)
+        settings = self.host.settings
+        # One walk of the folders for both (.gitignore, secrets and excludeGlobs applied once).
+        listed = self.codebase.files(stop) if settings.chat.codebase else None
+        if settings.completion.repository_context:
+            cost = self.workspace.scan(stop, None if listed is None else [path for _, path in listed])
+        if listed is not None and not stop.is_set():
+            codebase = self.codebase.refresh(stop, listed)
             log.info("codebase index: %d files, %d lines (%d re-read) in %.2f s", codebase.get("files", 0),
                      codebase.get("lines", 0), codebase.get("indexed", 0), codebase.get("seconds", 0))
         return cost

@@ -266,3 +266,32 @@ async def test_workspace_symbol_finds_definitions_from_the_index(mock, tmp_path,
         assert all("vendor" not in s.location.uri for s in found)  # .gitignore'd
         due_date = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="DUE_DATE"))
         assert [(s.name, s.container_name, s.kind) for s in due_date] == [("due_date", "Task", types.SymbolKind.Method)]
+
+
+async def test_files_changed_outside_the_editor_are_indexed_and_dropped(mock, tmp_path, cache):
+    root = project(tmp_path / "ws")
+    async with kestrel(mock_options(mock), env=env_with_cache(cache), workspace=root) as client:
+        async def symbols(query: str) -> list[str]:
+            return [s.name for s in await client.workspace_symbol_async(types.WorkspaceSymbolParams(query=query)) or []]
+
+        async def indexed() -> bool:
+            return "parse_due" in await symbols("parse")
+
+        await wait_for_async(indexed, what="the index's first pass")
+        made = root / "tasky" / "reports.py"
+        made.write_text("def weekly_report(tasks):\n    return len(tasks)\n")
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=made.as_uri(), type=types.FileChangeType.Created)]))
+
+        async def created() -> bool:
+            return await symbols("weekly") == ["weekly_report"]
+
+        await wait_for_async(created, what="the created file's definition")
+        made.unlink()
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=made.as_uri(), type=types.FileChangeType.Deleted)]))
+
+        async def deleted() -> bool:
+            return await symbols("weekly") == []
+
+        await wait_for_async(deleted, what="the deleted file dropped")

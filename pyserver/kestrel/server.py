@@ -111,6 +111,11 @@ def _register_lifecycle(server: KestrelLanguageServer) -> None:
     @server.feature(types.INITIALIZED)
     def initialized(ls: KestrelLanguageServer, params: types.InitializedParams) -> None:
         ls.core.host.start()
+        ls.core.watch_files()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: KestrelLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.core.files_changed([change.uri for change in params.changes])
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: KestrelLanguageServer, params: types.DidChangeConfigurationParams) -> None:

@@ -28,6 +28,7 @@ from .payload import plain
 __all__ = ["Core", "plain"]
 
 log = logging.getLogger(__name__)
+MAX_WATCHED_BATCH = 50  # more files changed at once than this: re-walk the folders instead of one by one
 
 
 class Core:
@@ -69,6 +70,33 @@ class Core:
             self.workspace.file_changed(Path(path))
         if self.host.settings.chat.codebase and self.codebase.ready.is_set():
             asyncio.ensure_future(asyncio.to_thread(self.codebase.file_changed, Path(path)))
+
+    def watch_files(self) -> None:
+        """Ask the client to report files created, changed and deleted outside the editor (a
+        `git checkout`, a generator), when it can register the watcher dynamically."""
+        workspace = getattr(self.server.client_capabilities, "workspace", None)
+        watched = getattr(workspace, "did_change_watched_files", None)
+        if not getattr(watched, "dynamic_registration", False):
+            return
+        options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern="**/*")])
+        registration = types.Registration(id="kestrel-watched-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                                          register_options=options)
+        asyncio.ensure_future(self.server.client_register_capability_async(types.RegistrationParams(
+            registrations=[registration])))
+
+    def files_changed(self, uris: list[str]) -> None:
+        """Watched files changed: each is read again (or dropped) by both indexes; a burst (a branch
+        switch) re-walks the folders instead, which costs a stat per unchanged file."""
+        paths = [Path(uri_to_path(uri)) for uri in uris if uri.startswith("file:")]
+        for path in paths:
+            if str(path).endswith(INDEXED_SUFFIXES):
+                self.workspace.file_changed(path)
+        if not self.host.settings.chat.codebase or not self.codebase.ready.is_set() or not paths:
+            return
+        if len(paths) > MAX_WATCHED_BATCH:
+            self._scan_workspace()
+            return
+        asyncio.ensure_future(asyncio.to_thread(lambda: [self.codebase.file_changed(p) for p in paths]))
 
     def _settings_changed(self) -> None:
         """Keep the index in step with the settings; the first configuration starts the scan."""

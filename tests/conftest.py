@@ -64,6 +64,13 @@ async def kestrel(
     def _status(params: Any) -> None:
         client.status_events.append(plain(params))  # type: ignore[attr-defined]
 
+    client.registrations = []  # type: ignore[attr-defined]
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: types.RegistrationParams) -> None:
+        """As VS Code does: accept what the server registers (the file watcher)."""
+        client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+
     caps = client_capabilities(capabilities)
     folders = None if workspace is None else [types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)]
     result = await client.initialize_session(

@@ -278,6 +278,7 @@ async def test_files_changed_outside_the_editor_are_indexed_and_dropped(mock, tm
             return "parse_due" in await symbols("parse")
 
         await wait_for_async(indexed, what="the index's first pass")
+        assert [r.method for r in client.registrations] == ["workspace/didChangeWatchedFiles"]
         made = root / "tasky" / "reports.py"
         made.write_text("def weekly_report(tasks):\n    return len(tasks)\n")
         client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(

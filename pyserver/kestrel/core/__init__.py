@@ -81,8 +81,14 @@ class Core:
         options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern="**/*")])
         registration = types.Registration(id="kestrel-watched-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                                           register_options=options)
-        asyncio.ensure_future(self.server.client_register_capability_async(types.RegistrationParams(
-            registrations=[registration])))
+        asyncio.ensure_future(self._register(types.RegistrationParams(registrations=[registration])))
+
+    async def _register(self, params: types.RegistrationParams) -> None:
+        try:
+            await self.server.client_register_capability_async(params)
+        except Exception as exc:  # a client that claims dynamic registration and refuses it: saves still index
+            log.info("the client did not register the file watcher (%s): files changed outside it are found "
+                     "at the next start", exc)
 
     def files_changed(self, uris: list[str]) -> None:
         """Watched files changed: each is read again (or dropped) by both indexes; a burst (a branch

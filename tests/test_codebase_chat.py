@@ -144,12 +144,18 @@ async def test_excluded_globs_keep_files_out_of_the_answer(mock, tmp_path, cache
         assert all(s.path != "tasky/utils.py" for s in getattr(result, "sources", None) or [])
 
 
-def test_the_index_is_private_and_survives_a_restart(tmp_path):
+def indexed_project(tmp_path: Path) -> tuple[Path, WorkspaceIndex, Path]:
+    """The project, its workspace, and a private folder for its index."""
     root = project(tmp_path / "ws")
     workspace = WorkspaceIndex()
     workspace.set_roots([str(root)])
     folder = tmp_path / "index"
     folder.mkdir(mode=0o700)
+    return root, workspace, folder
+
+
+def test_the_index_is_private_and_survives_a_restart(tmp_path):
+    root, workspace, folder = indexed_project(tmp_path)
     first = CodebaseIndex(workspace, folder)
     cost = first.refresh()
     assert cost["indexed"] == 3 and cost["files"] == 3  # .env and vendor/ are not indexed
@@ -166,11 +172,7 @@ def test_the_index_is_private_and_survives_a_restart(tmp_path):
 
 
 def test_a_planted_index_file_of_another_owner_or_a_link_is_not_used(tmp_path):
-    root = project(tmp_path / "ws")
-    workspace = WorkspaceIndex()
-    workspace.set_roots([str(root)])
-    folder = tmp_path / "index"
-    folder.mkdir(mode=0o700)
+    root, workspace, folder = indexed_project(tmp_path)
     index = CodebaseIndex(workspace, folder)
     target = index._database_path(workspace.roots)
     elsewhere = tmp_path / "elsewhere.sqlite3"

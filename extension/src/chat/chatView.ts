@@ -9,10 +9,13 @@
  *   review.ts      what the code-block buttons do (apply, insert, apply all, run)
  *   sources.ts     codebase answers: which files the webview may open (the sources the server named)
  *   modelInfo.ts   the header's provider/model and whether effort applies
+ *   mentions.ts    `#file:…`/`#sym:…` mentions: markers, URIs, the trigger (shared with the webview);
+ *                  workspaceFiles.ts (the cached file list), mentionPicker.ts (the picker's rows),
+ *                  mentionContext.ts (what they attach, read at send), gitDiff.ts (`#diff`)
  */
 import * as vscode from "vscode";
 import { randomBytes } from "node:crypto";
-import type { Chip, CodeBlock, Conversation, Effort, FromWebview, ModelInfo, QueuedMessage, SteerMark, ToWebview, Turn } from "./protocol";
+import type { Chip, CodeBlock, Conversation, Effort, FromWebview, Mention, ModelInfo, QueuedMessage, SteerMark, ToWebview, Turn } from "./protocol";
 import { AnswerRecorder, ConversationStore, appendTurn, newConversation, toMessages } from "./transcript";
 import { contextFor, currentChips, watchAttachables } from "./context";
 import { chatPage } from "./html";
@@ -20,6 +23,10 @@ import { BlockActions } from "./review";
 import { DeltaBatcher } from "./stream";
 import { modelInfo, sameModelInfo, type StatusWithEffort } from "./modelInfo";
 import { knownSourceUris, openSourceTarget, type OpenTarget } from "./sources";
+import { WorkspaceFiles } from "./workspaceFiles";
+import { MentionPicker } from "./mentionPicker";
+import { readMentions } from "./mentionContext";
+import { parseMarkers } from "./mentions";
 import { isSecretPath } from "../secretFiles";
 import { onNotification, request, type ChatMessage, type SourceRef } from "../protocol";
 
@@ -64,6 +71,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private lastRequest: { conversationId: string; userTurn: number; messages: ChatMessage[] } | undefined;
   private model: ModelInfo;
   private readonly actions = new BlockActions();
+  /** The workspace's files for the mention picker (listed when the panel is first ready). */
+  private readonly files = new WorkspaceFiles();
+  private readonly picker = new MentionPicker(this.files, (msg) => this.post(msg));
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -79,6 +89,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.model = modelInfo(serverStatus?.status);
     this.disposables.push(
       this.actions,
+      this.files,
+      this.picker,
       watchAttachables(() => this.post({ type: "chips", chips: currentChips() })),
     );
     if (serverStatus) {
@@ -209,21 +221,23 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         return this.onReady();
       case "send":
         if (this.busy) {
-          this.queued.push({ id: this.newId(), text: msg.text, chips: msg.chips });
+          this.queued.push({ id: this.newId(), text: msg.text, chips: msg.chips, mentions: msg.mentions });
           return this.pushState();
         }
-        return this.send(msg.text, msg.chips, false);
+        return this.send(msg.text, msg.chips, false, msg.mentions);
       case "steer":
         return this.steer(msg.text);
       case "queue":
-        this.queued.push({ id: this.newId(), text: msg.text, chips: msg.chips });
+        this.queued.push({ id: this.newId(), text: msg.text, chips: msg.chips, mentions: msg.mentions });
         return this.pushState();
       case "queueSend": {
         const item = this.queued.find((q) => q.id === msg.id);
         if (!item || this.busy) return this.pushState();
         this.queued = this.queued.filter((q) => q !== item);
-        return this.send(item.text, item.chips, true);
+        return this.send(item.text, item.chips, true, item.mentions);
       }
+      case "mentionQuery":
+        return this.picker.query(msg.id, String(msg.query ?? ""));
       case "queueRemove":
         this.queued = this.queued.filter((q) => q.id !== msg.id);
         return this.pushState();
@@ -263,6 +277,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private onReady(): void {
     this.ready = true;
     this.pushState();
+    void this.files.ready(); // the mention picker's file list, before the first `#`
     // The webview was (re)loaded mid-answer: it gets what arrived so far.
     if (this.running?.sources) this.post({ type: "sources", sources: this.running.sources, searchMs: this.running.searchMs });
     if (this.running?.recorder.received) this.post({ type: "delta", delta: this.running.recorder.received });
@@ -276,8 +291,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
    * Ask: trust check, context, then the request at once. Saving the question runs alongside the
    * request (never before it): the panel adds as little as possible to the time to first token.
    * `fromHost`: the webview did not show the question itself (queue, explain): it gets the new state.
+   * `mentions`: what was picked in the input; they and any typed `#file:…` are read now (mentionContext.ts).
    */
-  private async send(text: string, kinds: Chip["kind"][], fromHost: boolean): Promise<void> {
+  private async send(text: string, kinds: Chip["kind"][], fromHost: boolean, mentions: readonly Mention[] = []): Promise<void> {
     const client = this.client();
     if (!client) {
       this.post({ type: "notice", text: "The Kestrel server is not running (see the Kestrel output)." });
@@ -290,9 +306,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.post({ type: "notice", text: "Nothing was sent: this workspace is not trusted." });
         return this.pushState();
       }
-      const ctx = kinds.length ? await contextFor(kinds) : { text: "", labels: [] as string[] };
+      const ctx = await this.contextWith(text, kinds, mentions);
       const messages = toMessages(this.conversation, text, ctx.text);
-      this.conversation = appendTurn(this.conversation, { role: "user", text, context: ctx.labels, chips: kinds, at: Date.now() });
+      const turn: Turn = { role: "user", text, context: ctx.labels, chips: kinds, at: Date.now() };
+      if (ctx.mentions.length) turn.mentions = ctx.mentions;
+      this.conversation = appendTurn(this.conversation, turn);
       await this.ask(client, messages, fromHost);
     } finally {
       if (this.starting) this.setStarting(false);
@@ -328,15 +346,29 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       if (last && last.conversationId === this.conversation.id && last.userTurn === userTurn) {
         messages = last.messages;
       } else {
-        const ctx = question.chips?.length ? await contextFor(question.chips) : { text: "", labels: [] as string[] };
+        const ctx = await this.contextWith(question.text, question.chips ?? [], question.mentions ?? []);
         messages = toMessages(earlier, question.text, ctx.text);
         asked = { ...question, context: ctx.labels };
+        if (ctx.mentions.length) asked.mentions = ctx.mentions;
+        else delete asked.mentions;
       }
       this.conversation = { ...this.conversation, turns: [...earlier.turns, asked] };
       await this.ask(client, messages, true);
     } finally {
       if (this.starting) this.setStarting(false);
     }
+  }
+
+  /**
+   * The context of a message: the chips' (context.ts), then its mentions, read now (after the trust
+   * check: the callers ask first). What a mention could not attach is said in a notice.
+   */
+  private async contextWith(text: string, kinds: readonly Chip["kind"][], mentions: readonly Mention[]): Promise<{ text: string; labels: string[]; mentions: Mention[] }> {
+    const chips = kinds.length ? await contextFor(kinds) : { text: "", labels: [] as string[], files: [] as string[] };
+    if (!mentions.length && !parseMarkers(text).length) return { ...chips, mentions: [] };
+    const read = await readMentions(text, Array.isArray(mentions) ? mentions : [], { files: this.files, offered: this.picker.offered }, chips.files);
+    if (read.refused.length) this.post({ type: "notice", text: `Not attached: ${read.refused.join("; ")}.` });
+    return { text: [chips.text, read.text].filter(Boolean).join("\n\n"), labels: [...chips.labels, ...read.labels], mentions: read.mentions };
   }
 
   /** One `kestrel/chat` request for the conversation's last (user) turn, streamed, recorded, then the queue. */
@@ -407,7 +439,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.pushState(); // refreshes the history list (the new conversation's title)
     // A stopped answer keeps the queue waiting; otherwise the next queued message goes, with its chips.
     const next = turn.stopped ? undefined : this.queued.shift();
-    if (next) await this.send(next.text, next.chips, true);
+    if (next) await this.send(next.text, next.chips, true, next.mentions);
   }
 
   /**

@@ -99,7 +99,7 @@ export function currentChips(): Chip[] {
   return chipsFor(attachables());
 }
 
-function fence(label: string, body: string, lang = ""): string {
+export function fence(label: string, body: string, lang = ""): string {
   return `${label}:\n\`\`\`${lang}\n${body}\n\`\`\``;
 }
 
@@ -116,11 +116,13 @@ async function documentText(uri: vscode.Uri): Promise<vscode.TextDocument | unde
 
 /**
  * The context text for the model and the user turn's list of what was attached, by name:
- * ["selection main.py:3-5", "file main.py", "open files models.py, utils.py", "diagnostics main.py (2)"].
+ * ["selection main.py:3-5", "file main.py", "open files models.py, utils.py", "diagnostics main.py (2)"],
+ * and the URIs of the files attached whole (a mention of one of them does not attach it again).
  */
-export async function contextFor(kinds: readonly Chip["kind"][], a: Attachables = attachables()): Promise<{ text: string; labels: string[] }> {
+export async function contextFor(kinds: readonly Chip["kind"][], a: Attachables = attachables()): Promise<{ text: string; labels: string[]; files: string[] }> {
   const parts: string[] = [];
   const labels: string[] = [];
+  const files: string[] = [];
   const file = a.file && !a.file.secret ? a.file : undefined;
   if (kinds.includes("selection") && file && a.selection) {
     const where = `${file.rel}:${lines(a.selection.from, a.selection.to)}`;
@@ -132,6 +134,7 @@ export async function contextFor(kinds: readonly Chip["kind"][], a: Attachables 
     const cut = text.length > MAX_FILE_CHARS ? ` (its first ${MAX_FILE_CHARS} characters)` : "";
     parts.push(fence(`File ${file.rel}${cut}`, text.slice(0, MAX_FILE_CHARS), file.doc.languageId));
     labels.push(`file ${file.rel}`);
+    if (!cut) files.push(file.doc.uri.toString());
   }
   if (kinds.includes("openFiles")) {
     const attached: string[] = [];
@@ -140,6 +143,7 @@ export async function contextFor(kinds: readonly Chip["kind"][], a: Attachables 
       if (!doc) continue;
       parts.push(fence(`Open file ${f.rel}`, doc.getText().slice(0, MAX_OPEN_FILE_CHARS), doc.languageId));
       attached.push(f.rel);
+      if (doc.getText().length <= MAX_OPEN_FILE_CHARS) files.push(f.uri.toString());
     }
     if (attached.length) labels.push(`open files ${attached.join(", ")}`);
   }
@@ -148,7 +152,7 @@ export async function contextFor(kinds: readonly Chip["kind"][], a: Attachables 
     parts.push(`Problems in ${file.rel}:\n` + diags.map((d) => `- line ${d.range.start.line + 1}: ${d.message}`).join("\n"));
     labels.push(`diagnostics ${file.rel} (${diags.length})`);
   }
-  return { text: parts.join("\n\n"), labels };
+  return { text: parts.join("\n\n"), labels, files };
 }
 
 /** Calls `changed` (at most every `ms`) when what the chips attach may have changed. */

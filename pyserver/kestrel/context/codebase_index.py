@@ -102,6 +102,11 @@ def code_names(question: str) -> list[str]:
     return [n for n in found if not (n in seen or seen.add(n)) and n.lower() not in STOPWORDS and len(n) > 1]
 
 
+def _like(text: str) -> str:
+    """`text` as a literal inside an SQL LIKE pattern (ESCAPE '\\')."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def _terms_of(text: str) -> str:
     """The split forms of a chunk's identifiers (FTS5's tokenizer keeps `parseDue` whole)."""
     extra = []
@@ -400,7 +405,7 @@ class CodebaseIndex:
                 if db.execute("SELECT 1 FROM files WHERE path = ?", (key,)).fetchone():
                     return Path(key) if self._allowed(Path(key)) else None
             rows = db.execute("SELECT path FROM files WHERE path LIKE ? ESCAPE '\\' LIMIT 2",
-                              ("%/" + rel.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"),)).fetchall()
+                              ("%/" + _like(rel),)).fetchall()
         return Path(rows[0][0]) if len(rows) == 1 and self._allowed(Path(rows[0][0])) else None
 
     def lexical(self, question: str, limit: int = 30) -> list[Hit]:
@@ -498,7 +503,7 @@ class CodebaseIndex:
     def find_symbols(self, query: str, limit: int = 100) -> list[tuple[str, str, str, Path, int, int]]:
         """Definitions whose name starts with, then contains, `query` (case-insensitive), shorter
         names first: (name, qualified, kind, file, start line, end line), for `workspace/symbol`."""
-        needle = query.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        needle = _like(query.strip().lower())
         with self._lock:
             db = self._connect()
             if db is None:

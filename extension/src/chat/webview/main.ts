@@ -2,7 +2,8 @@
  * The chat webview: wires the page (page.ts) to the host's messages (protocol.ts) and the user's
  * keys and clicks. Rendering lives in the modules it imports: markdown.ts (Markdown, safely and
  * block by block), stream.ts (the streaming answer), transcriptView.ts (the turns), scroll*.ts
- * (scroll lock), chips.ts, history.ts, queue.ts, recall.ts, keys.ts, announcer.ts.
+ * (scroll lock), chips.ts, mentionPicker.ts (`#`/`@` mentions), history.ts, queue.ts, recall.ts, keys.ts,
+ * announcer.ts.
  */
 import type { Chip, Conversation, Effort, FromWebview, HistoryItem, ModelInfo, QueuedMessage, ToWebview, Turn } from "../protocol";
 import { Announcer } from "./announcer";
@@ -10,6 +11,8 @@ import { ChipChoices, attachedKinds, contextLabels, renderChips } from "./chips"
 import { applyAllBlocks, blocksIn, codeButtonClicked } from "./codeActions";
 import { filterHistory, renderHistory } from "./history";
 import { inputKeyAction, isNewChatKey } from "./keys";
+import { MentionPicker } from "./mentionPicker";
+import { mentionLabel } from "../mentions";
 import { createMarkdown } from "./markdown";
 import { renderQueue } from "./queue";
 import { PromptRecall } from "./recall";
@@ -45,6 +48,8 @@ const ui = {
   announcer: $("announcer"),
   queue: $("queue"),
   chips: $("chips"),
+  mentionList: $("mention-list"),
+  mentions: $("mentions"),
   input: $<HTMLTextAreaElement>("input"),
   hint: $("hint"),
   send: $<HTMLButtonElement>("send"),
@@ -59,6 +64,11 @@ const view = new TranscriptView(ui.transcript, ui.empty, md, {
   rendered: () => scroll.contentChanged(),
 });
 const choices = new ChipChoices();
+const picker = new MentionPicker(ui.input, ui.mentionList, ui.mentions, {
+  post,
+  announce: (text) => announcer.say(text),
+  changed: () => fitInput(),
+});
 const recall = new PromptRecall(() => (conversation?.turns ?? []).filter((t) => t.role === "user").map((t) => t.text));
 
 let conversation: Conversation | undefined;
@@ -155,14 +165,17 @@ function submit(startedAt: number): void {
   fitInput();
   recall.reset();
   if (busy) {
+    picker.reset(); // a steer is text only: what it mentions is not read
     post({ type: "steer", text }); // Codex's convention: Enter steers the running answer now
     announcer.say("Steering the answer");
     return;
   }
   const kinds = attachedKinds(chips);
-  post({ type: "send", text, chips: kinds });
+  const mentions = picker.mentions();
+  picker.reset();
+  post({ type: "send", text, chips: kinds, mentions });
   // Shown at once, before the host answers: the question, then "thinking" and Stop.
-  const labels = contextLabels(chips);
+  const labels = [...contextLabels(chips), ...mentions.map(mentionLabel)];
   if (conversation) {
     conversation.turns.push({ role: "user", text, context: labels.length ? labels : undefined, chips: kinds });
     view.show(conversation.id, conversation.turns, true);
@@ -222,6 +235,7 @@ ui.transcript.addEventListener("click", (e) => {
 
 ui.input.addEventListener("keydown", (e) => {
   const startedAt = performance.now();
+  if (picker.key(e)) return; // the open picker takes ↑/↓, Enter, Tab and Esc; Backspace deletes a whole marker
   const action = inputKeyAction(e, { busy, text: ui.input.value });
   switch (action) {
     case "submit":
@@ -231,9 +245,11 @@ ui.input.addEventListener("keydown", (e) => {
     case "queue": {
       e.preventDefault();
       const text = ui.input.value.trim();
+      const mentions = picker.mentions();
       ui.input.value = "";
+      picker.reset();
       fitInput();
-      post({ type: "queue", text, chips: attachedKinds(chips) }); // sent after the answer, with these chips
+      post({ type: "queue", text, chips: attachedKinds(chips), mentions }); // sent after the answer, with these chips
       break;
     }
     case "stop":
@@ -253,7 +269,16 @@ ui.input.addEventListener("keydown", (e) => {
   }
 });
 
-ui.input.addEventListener("input", fitInput);
+ui.input.addEventListener("input", () => {
+  const typedAt = performance.now();
+  fitInput();
+  picker.update(typedAt);
+});
+// The caret moved into or out of a `#word`: the picker follows it.
+ui.input.addEventListener("click", () => picker.update());
+ui.input.addEventListener("keyup", (e) => {
+  if (["ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) picker.update();
+});
 
 document.addEventListener("keydown", (e) => {
   if (isNewChatKey(e)) {
@@ -348,6 +373,8 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       return;
     case "done":
       return onDone(msg.turn, msg.queued);
+    case "mentionItems":
+      return picker.onItems(msg);
     case "pong":
       document.body.dataset.pingMs = (performance.now() - msg.sent).toFixed(1);
       return;

@@ -53,7 +53,9 @@ export function pageHtml(opts: PageOptions): string {
       <h2 id="empty-title">Ask Kestrel about your code</h2>
       <p>The chips under the conversation show what your message takes along: the <strong>current file</strong>,
       your <strong>selection</strong>, the <strong>open files</strong> and the <strong>problems</strong>. Click a chip to
-      include or leave it out. To attach another file, open it in the editor: it joins <strong>open files</strong>.</p>
+      include or leave it out. Type <kbd>#</kbd> (or <kbd>@</kbd>) to mention any <strong>file</strong>, folder or
+      <strong>symbol</strong> of the workspace, the <strong>problems</strong>, the <strong>git diff</strong> or
+      <strong>#codebase</strong>: it is read again when you send.</p>
       <ul class="empty-keys">
         <li><kbd>Enter</kbd> sends, <kbd>Shift</kbd>+<kbd>Enter</kbd> starts a new line.</li>
         <li>While Kestrel answers, <kbd>Enter</kbd> steers the answer and <kbd>Tab</kbd> queues your message for after it.</li>
@@ -69,8 +71,10 @@ export function pageHtml(opts: PageOptions): string {
 <footer class="composer">
   <div id="queue" class="queue" hidden></div>
   <div id="chips" class="chips" role="group" aria-label="Context sent with your message"></div>
+  <ul id="mention-list" class="mention-list" role="listbox" aria-label="Mention a file, a symbol or more" hidden></ul>
   <div class="input-box">
-    <textarea id="input" rows="3" aria-label="Message to Kestrel" aria-describedby="hint" placeholder="Ask Kestrel about your code"></textarea>
+    <div id="mentions" class="mentions" role="group" aria-label="Mentioned in your message" hidden></div>
+    <textarea id="input" rows="3" aria-label="Message to Kestrel" aria-describedby="hint" aria-autocomplete="list" aria-controls="mention-list" placeholder="Ask Kestrel about your code"></textarea>
     <div class="input-bar">
       <span id="hint" class="hint">Enter to send · Shift+Enter for a new line</span>
       <button type="button" id="send" class="primary" title="Send (Enter)">Send</button>

@@ -298,3 +298,13 @@ async def test_files_changed_outside_the_editor_are_indexed_and_dropped(mock, tm
             return await symbols("weekly") == []
 
         await wait_for_async(deleted, what="the deleted file dropped")
+
+
+async def test_a_codebase_question_with_automatic_search_off_builds_the_index_it_needs(mock, tmp_path, cache):
+    root = project(tmp_path / "ws")
+    mock.configure(text="ok")
+    options = mock_options(mock, chat={"codebase": False}, completion={"repositoryContext": False})
+    async with kestrel(options, env=env_with_cache(cache), workspace=root) as client:
+        result = await client.protocol.send_request_async("kestrel/chat", {"prompt": "#codebase where is `parse_due`?"})
+        assert [s.path for s in result.sources][:1] == ["tasky/utils.py"]
+        assert "def parse_due(text: str)" in mock.stats()["last_request"]["messages"][-1]["content"]

@@ -133,10 +133,22 @@ class Core:
         if settings.completion.repository_context:
             cost = self.workspace.scan(stop, None if listed is None else [path for _, path in listed])
         if listed is not None and not stop.is_set():
-            codebase = self.codebase.refresh(stop, listed)
-            log.info("codebase index: %d files, %d lines (%d re-read) in %.2f s", codebase.get("files", 0),
-                     codebase.get("lines", 0), codebase.get("indexed", 0), codebase.get("seconds", 0))
+            self._refresh_codebase(stop, listed)
         return cost
+
+    def _refresh_codebase(self, stop: threading.Event, listed: list | None = None) -> dict[str, float]:
+        codebase = self.codebase.refresh(stop, listed)
+        log.info("codebase index: %d files, %d lines (%d re-read) in %.2f s", codebase.get("files", 0),
+                 codebase.get("lines", 0), codebase.get("indexed", 0), codebase.get("seconds", 0))
+        return {}  # what the completion outlines cost (none here), for `_indexed`'s log line
+
+    def index_codebase(self) -> None:
+        """Build the codebase index now (a `#codebase` question with automatic search off, or before
+        the first scan): nothing when a scan is running, which builds it."""
+        if self._scan is not None and not self._scan.done():
+            return
+        self._scan = asyncio.ensure_future(asyncio.to_thread(self._refresh_codebase, self._scan_stop))
+        self._scan.add_done_callback(self._scanned)
 
     def _scanned(self, future: asyncio.Future) -> None:
         _indexed(future)

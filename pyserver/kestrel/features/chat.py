@@ -12,6 +12,8 @@ from ..core import Core
 from ..protocol import CHAT_SOURCES, ChatParams, ChatResult, SteerParams, SteerResult, StopChatParams
 from . import chat_guard
 
+INDEX_WAIT_S = 2.0
+
 
 class ChatFeature:
     def __init__(self, core: Core) -> None:
@@ -56,7 +58,9 @@ class ChatFeature:
         started = time.perf_counter()
         budget = settings.local.chat_codebase_tokens if core.host.embedded.running else settings.chat.codebase_tokens
         if not core.codebase.ready.is_set():  # the first question after the start: the index is being built
-            await asyncio.to_thread(core.codebase.refresh)
+            core.index_codebase()
+            # A large workspace takes seconds: after INDEX_WAIT_S the question searches what is indexed so far.
+            await asyncio.to_thread(core.codebase.ready.wait, INDEX_WAIT_S)
         held = "\n".join(codebase.text_of(m.get("content")) for m in messages)
         sources = await asyncio.to_thread(codebase.gather, core.codebase, question, budget, held)
         core.notify(CHAT_SOURCES.method, {"id": turn_id, "sources": [s.ref() for s in sources],

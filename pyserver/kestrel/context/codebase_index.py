@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MAX_INDEXED_FILES = 50_000
 INDEXED_SUFFIXES = frozenset(("." + s for s in SOURCE_SUFFIXES)) | {".pyi", ".toml", ".cfg", ".ini"}
 FILE_SUFFIXES = frozenset(s.lstrip(".") for s in INDEXED_SUFFIXES) | {"json", "yaml", "yml", "txt", "html", "css"}
@@ -208,13 +208,13 @@ class CodebaseIndex:
                 DROP TABLE IF EXISTS chunk_vocab;
                 DROP TABLE IF EXISTS chunk_text; DROP TABLE IF EXISTS symbol_text;
                 CREATE TABLE files (path TEXT PRIMARY KEY, root TEXT, stamp TEXT, hash TEXT, lines INTEGER);
-                CREATE VIRTUAL TABLE chunk_text USING fts5(path, name, body, terms, tokenize='unicode61');
+                CREATE VIRTUAL TABLE chunk_text USING fts5(path, name, body, terms, tokenize='porter unicode61');
                 CREATE VIRTUAL TABLE chunk_vocab USING fts5vocab(chunk_text, 'row');
                 CREATE TABLE chunks (id INTEGER PRIMARY KEY, path TEXT, start INTEGER, end INTEGER, name TEXT);
                 CREATE INDEX chunks_path ON chunks(path);
                 CREATE TABLE symbols (id INTEGER PRIMARY KEY, name TEXT, lower TEXT, qualified TEXT, kind TEXT,
                                       path TEXT, start INTEGER, end INTEGER);
-                CREATE VIRTUAL TABLE symbol_text USING fts5(name, summary, tokenize='unicode61');
+                CREATE VIRTUAL TABLE symbol_text USING fts5(name, summary, tokenize='porter unicode61');
                 CREATE INDEX symbols_name ON symbols(name); CREATE INDEX symbols_lower ON symbols(lower);
                 CREATE INDEX symbols_path ON symbols(path);
             """)
@@ -479,7 +479,8 @@ class CodebaseIndex:
             total = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] or 1
             marks = ",".join("?" * len(terms))
             counts = dict(db.execute(f"SELECT term, doc FROM chunk_vocab WHERE term IN ({marks})", terms).fetchall())
-        known = sorted((counts[t], t) for t in terms if t in counts)
+        # The vocabulary holds Porter stems: a term not found as written is kept (FTS5 asks for its stem).
+        known = sorted((counts.get(t, 0), t) for t in terms)
         useful = [t for n, t in known if n <= max(COMMON_CHUNKS, COMMON_SHARE * total)] or [t for _, t in known[:2]]
         return " OR ".join('"' + t.replace('"', "") + '"' for t in useful[:MAX_TERMS])
 

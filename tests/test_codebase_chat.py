@@ -242,6 +242,9 @@ def test_the_clients_attachment_labels_are_not_the_question_and_held_code_is_not
     index.refresh()
     labelled = [{"role": "user", "content": f"File tasky/utils.py:\n```python\n{UTILS}```\n\nWhat does this file do?"}]
     assert codebase.question_for(None, labelled, True) is None  # `tasky/utils.py` is a file name, not code
+    outlined = [{"role": "user", "content": "Outline of tasky/utils.py (10 lines):\ndef parse_due 5-10\n\n"
+                 "Problems in the workspace (1):\n- tasky/models.py:3: error: undefined name `due_date`\n\nWhat is this?"}]
+    assert codebase.question_for(None, outlined, True) is None  # an attached outline or problem list is not asked
     question = ask("Where is `parse_due` defined?")
     held = question[0]["content"]
     paths = [s.path for s in codebase.gather(index, held, 1200, held)]

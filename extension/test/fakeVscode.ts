@@ -67,6 +67,9 @@ export class Uri {
   get fsPath(): string {
     return this.path;
   }
+  with(change: { path?: string }): Uri {
+    return new Uri(this.scheme, change.path ?? this.path);
+  }
   toString(): string {
     const query = (this as { query?: string }).query;
     return `${this.scheme}://${this.path}${query ? `?${query}` : ""}`;
@@ -166,6 +169,16 @@ export const fake = {
   executed: [] as { command: string; args: unknown[] }[],
   applied: [] as WorkspaceEdit[],
   diagnostics: [] as { range: Range; message: string }[],
+  /** Added for mentions: the workspace's files (findFiles), files on disk only (path → text), every
+   * file's diagnostics, the symbols the providers answer, the watchers, the Git extension's exports. */
+  files: [] as Uri[],
+  disk: new Map<string, string>(),
+  allDiagnostics: [] as [Uri, { range: Range; message: string; severity?: number; source?: string }[]][],
+  workspaceSymbols: [] as { name: string; kind: number; containerName?: string; location: { uri: Uri; range: Range } }[],
+  documentSymbols: new Map<string, unknown[]>(),
+  watchers: [] as { create: EventEmitter<Uri>; remove: EventEmitter<Uri> }[],
+  git: undefined as unknown,
+  onDidChangeConfiguration: new EventEmitter<unknown>(),
   terminals: [] as { name: string; sent: string[]; exitStatus: undefined; show: () => void; sendText: (t: string) => void }[],
   clipboard: "",
   reset(): void {
@@ -192,6 +205,14 @@ export const fake = {
     this.executed = [];
     this.applied = [];
     this.diagnostics = [];
+    this.files = [];
+    this.disk = new Map();
+    this.allDiagnostics = [];
+    this.workspaceSymbols = [];
+    this.documentSymbols = new Map();
+    this.watchers = [];
+    this.git = undefined;
+    this.onDidChangeConfiguration = new EventEmitter<unknown>();
     this.terminals = [];
     this.clipboard = "";
   },
@@ -247,6 +268,7 @@ export const vscode = {
   TabInputTextDiff,
   WorkspaceEdit,
   ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
+  FileType: { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 },
   InlineCompletionTriggerKind: { Invoke: 0, Automatic: 1 },
   ViewColumn: { Beside: -2 },
   TextEditorRevealType: { InCenterIfOutsideViewport: 2 },
@@ -262,7 +284,19 @@ export const vscode = {
       if (!doc) throw new Error(`no document ${uri.toString()}`);
       return doc;
     },
-    asRelativePath: (uri: Uri) => uri.path.split("/").pop() ?? uri.path,
+    /** Relative to its workspace folder; the name alone outside any (or without folders). */
+    asRelativePath: (uri: Uri) => {
+      const folder = fake.workspaceFolders.find((f) => uri.path.startsWith(`${f.uri.path}/`));
+      return folder ? uri.path.slice(folder.uri.path.length + 1) : (uri.path.split("/").pop() ?? uri.path);
+    },
+    onDidChangeConfiguration: (l: Listener<unknown>) => fake.onDidChangeConfiguration.event(l),
+    onDidChangeWorkspaceFolders: () => disposable,
+    findFiles: async () => [...fake.files],
+    createFileSystemWatcher: () => {
+      const w = { create: new EventEmitter<Uri>(), remove: new EventEmitter<Uri>() };
+      fake.watchers.push(w);
+      return { onDidCreate: w.create.event, onDidDelete: w.remove.event, onDidChange: () => disposable, dispose: () => undefined };
+    },
     get textDocuments() {
       return [...fake.documents.values()];
     },
@@ -272,8 +306,15 @@ export const vscode = {
     getWorkspaceFolder: (uri: Uri) => fake.workspaceFolders.find((f) => uri.path.startsWith(`${f.uri.path}/`)),
     fs: {
       stat: async (uri: Uri) => {
-        if (!fake.documents.has(uri.toString())) throw new Error(`no file ${uri.toString()}`);
-        return { type: 1 };
+        const text = fake.disk.get(uri.path) ?? fake.documents.get(uri.toString())?.getText();
+        if (text !== undefined) return { type: 1, size: text.length };
+        if ([...fake.disk.keys()].some((p) => p.startsWith(`${uri.path}/`))) return { type: 2, size: 0 };
+        throw new Error(`no file ${uri.toString()}`);
+      },
+      readFile: async (uri: Uri) => {
+        const text = fake.disk.get(uri.path);
+        if (text === undefined) throw new Error(`no file ${uri.toString()}`);
+        return new TextEncoder().encode(text);
       },
     },
     applyEdit: async (edit: WorkspaceEdit) => {
@@ -345,12 +386,20 @@ export const vscode = {
     },
     executeCommand: async (command: string, ...args: unknown[]) => {
       fake.executed.push({ command, args });
+      if (command === "vscode.executeWorkspaceSymbolProvider") {
+        const q = String(args[0] ?? "").toLowerCase();
+        return fake.workspaceSymbols.filter((s) => s.name.toLowerCase().includes(q));
+      }
+      if (command === "vscode.executeDocumentSymbolProvider") return fake.documentSymbols.get(String(args[0]));
       return undefined;
     },
   },
   languages: {
-    getDiagnostics: () => fake.diagnostics,
+    getDiagnostics: (uri?: Uri) => (uri ? fake.diagnostics : fake.allDiagnostics),
     onDidChangeDiagnostics: (l: Listener<unknown>) => fake.onDidChangeDiagnostics.event(l),
+  },
+  extensions: {
+    getExtension: (id: string) => (id === "vscode.git" && fake.git ? { isActive: true, exports: fake.git } : undefined),
   },
   env: {
     clipboard: {

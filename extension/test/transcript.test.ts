@@ -38,6 +38,7 @@ describe("chat transcript", () => {
   it("titles are short single lines", () => {
     expect(titleFrom("a".repeat(100) + "\nmore")).toHaveLength(48);
     expect(titleFrom("  ")).toBe("New chat");
+    expect(titleFrom("#file:src/tasks.py what does #sym:summary return? #problems")).toBe("tasks.py what does summary return? #problems");
   });
 
   it("stores conversations per workspace, newest first, bounded", async () => {

@@ -168,9 +168,12 @@ export const PROJECT = {
   ].join("\n"),
 };
 
+/** The value in the workspace's `.env`: a secret file, never offered as a mention nor sent to the model. */
+export const DOTENV_SECRET = "dotenv-value-that-never-reaches-the-model";
+
 /**
- * The workspace: main.py, the files for the quick-fix and inline-edit scenarios, and PROJECT for
- * the chat scenarios (present from the start, so quick open finds them).
+ * The workspace: main.py, the files for the quick-fix and inline-edit scenarios, PROJECT for
+ * the chat scenarios (present from the start, so quick open finds them), and a `.env`.
  */
 export function writeWorkspace(dirs) {
   const mainPy = path.join(dirs.ws, "main.py");
@@ -179,6 +182,7 @@ export function writeWorkspace(dirs) {
   fs.writeFileSync(path.join(dirs.ws, "edit.py"), "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n");
   fs.writeFileSync(path.join(dirs.ws, "apply_target.py"), "A = 0\n");
   for (const [name, text] of Object.entries(PROJECT)) fs.writeFileSync(path.join(dirs.ws, name), text);
+  fs.writeFileSync(path.join(dirs.ws, ".env"), `KESTREL_E2E_DOTENV=${DOTENV_SECRET}\n`);
   return mainPy;
 }
 

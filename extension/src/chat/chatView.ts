@@ -50,6 +50,7 @@ interface RunningAnswer {
 }
 
 const CURRENT_KEY = "kestrel.chat.current";
+const NO_CONTEXT = { text: "", labels: [] as string[], mentions: [] as Mention[] };
 /** Context key: an answer is streaming (the Stop Chat Answer keybinding applies). */
 const BUSY_CONTEXT = "kestrel.chatBusy";
 
@@ -306,7 +307,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.post({ type: "notice", text: "Nothing was sent: this workspace is not trusted." });
         return this.pushState();
       }
-      const ctx = await this.contextWith(text, kinds, mentions);
+      // Nothing to read: no await, the request goes at once.
+      const ctx = kinds.length || mentions.length || parseMarkers(text).length ? await this.contextWith(text, kinds, mentions) : NO_CONTEXT;
       const messages = toMessages(this.conversation, text, ctx.text);
       const turn: Turn = { role: "user", text, context: ctx.labels, chips: kinds, at: Date.now() };
       if (ctx.mentions.length) turn.mentions = ctx.mentions;
@@ -364,7 +366,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
    * check: the callers ask first). What a mention could not attach is said in a notice.
    */
   private async contextWith(text: string, kinds: readonly Chip["kind"][], mentions: readonly Mention[]): Promise<{ text: string; labels: string[]; mentions: Mention[] }> {
-    const chips = kinds.length ? await contextFor(kinds) : { text: "", labels: [] as string[], files: [] as string[] };
+    const chips = kinds.length ? await contextFor(kinds) : { ...NO_CONTEXT, files: [] as string[] };
     if (!mentions.length && !parseMarkers(text).length) return { ...chips, mentions: [] };
     const read = await readMentions(text, Array.isArray(mentions) ? mentions : [], { files: this.files, offered: this.picker.offered }, chips.files);
     if (read.refused.length) this.post({ type: "notice", text: `Not attached: ${read.refused.join("; ")}.` });

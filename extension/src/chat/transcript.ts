@@ -11,7 +11,9 @@ export function newConversation(now: number, id: string): Conversation {
 }
 
 export function titleFrom(text: string): string {
-  const line = text.trim().split("\n")[0] ?? "";
+  // A mention reads as what it names: "#file:src/app.py why?" → "app.py why?".
+  const named = text.replace(/(?<![\w#@/])#(?:file|folder|sym):(\S+)/g, (_, arg: string) => arg.replace(/\/+$/, "").split("/").pop() || arg);
+  const line = named.trim().split("\n")[0] ?? "";
   return line.length > 48 ? `${line.slice(0, 47)}…` : line || DEFAULT_TITLE;
 }
 

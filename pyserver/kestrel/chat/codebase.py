@@ -77,13 +77,15 @@ def question_for(flag: bool | None, messages: list[dict], enabled: bool) -> str 
     return question if wanted else None
 
 
-# The labels a client puts before what it attaches (extension/src/chat/context.ts): not the user's words.
-_ATTACHED_LABEL = re.compile(r"^(?:File|Open file|Selected lines [\d-]+ of|Problems in) [^\n]*:[ \t]*$", re.MULTILINE)
+# What a client attaches before the question (extension/src/chat/context.ts, mentionContext.ts): a label
+# line, then a fenced block or (outlines, problems) lines up to a blank line. Not the user's words.
+_ATTACHED_BLOCK = re.compile(r"^(?:File|Files in the folder|Open file|Selected lines [\d-]+ of|Problems in|Outline of|"
+                             r"Changes in the working tree)\b[^\n]*:[ \t]*\n(?:[^\n]*\S[^\n]*(?:\n|\Z))*", re.MULTILINE)
 
 
 def _asked(text: str) -> str:
-    """The user's own words: code the client attached in fences, and its labels, are not the question."""
-    return _ATTACHED_LABEL.sub(" ", re.sub(r"```.*?(```|\Z)", " ", text, flags=re.DOTALL))
+    """The user's own words: what the client attached (fenced code, outlines, problems) is not the question."""
+    return _ATTACHED_BLOCK.sub(" ", re.sub(r"```.*?(```|\Z)", " ", text, flags=re.DOTALL))
 
 
 def _attached(text: str) -> str:

@@ -117,6 +117,7 @@ function showQueue(): void {
       ui.input.value = text;
       fitInput();
       ui.input.focus();
+      picker.update();
     },
   });
 }
@@ -264,6 +265,7 @@ ui.input.addEventListener("keydown", (e) => {
       ui.input.value = text;
       fitInput();
       ui.input.setSelectionRange(text.length, text.length);
+      picker.update(); // chips of the text that was there go (a recalled `#file:…` is read again at send)
       break;
     }
   }

@@ -5,6 +5,7 @@ import { segments } from "../transcript";
 import { refsOf, type SourceRef } from "../sources";
 import { renderMarkdown, sourcesHtml } from "./markdown";
 import { applyAllBlocks, blocksIn } from "./codeActions";
+import { parseMarkers } from "../mentions";
 
 export const ROLE_NAMES = { user: "You", assistant: "Kestrel" } as const;
 
@@ -23,10 +24,22 @@ export function turnShell(role: Turn["role"]): HTMLElement {
   return article;
 }
 
-/** The user's text, verbatim (never parsed as Markdown or HTML), and what it attached. */
+/** The user's text, verbatim (never parsed as Markdown or HTML), its mention markers set off. */
+function userText(text: string): HTMLElement {
+  const el = element("div", "user-text");
+  let at = 0;
+  for (const m of parseMarkers(text)) {
+    el.append(text.slice(at, m.start), element("span", "mention-ref", m.marker));
+    at = m.end;
+  }
+  el.append(text.slice(at));
+  return el;
+}
+
+/** The user's text and what it attached. */
 export function userTurn(turn: Turn): HTMLElement {
   const article = turnShell("user");
-  article.appendChild(element("div", "user-text", turn.text));
+  article.appendChild(userText(turn.text));
   if (turn.context?.length) article.appendChild(element("div", "context", `with ${turn.context.join(", ")}`));
   return article;
 }

@@ -311,3 +311,20 @@ async def test_a_codebase_question_with_automatic_search_off_builds_the_index_it
         result = await client.protocol.send_request_async("kestrel/chat", {"prompt": "#codebase where is `parse_due`?"})
         assert [s.path for s in result.sources][:1] == ["tasky/utils.py"]
         assert "def parse_due(text: str)" in mock.stats()["last_request"]["messages"][-1]["content"]
+
+
+def test_the_files_the_user_works_in_rank_first_among_equal_hits(tmp_path):
+    root = tmp_path / "ws"
+    for name in ("billing", "shipping"):
+        (root / name).mkdir(parents=True)
+        (root / name / "rates.py").write_text(f"def rate_table():\n    '''The {name} rate table.'''\n    return {{}}\n")
+    workspace = WorkspaceIndex()
+    workspace.set_roots([str(root)])
+    index = CodebaseIndex(workspace, None)
+    index.refresh()
+    question = "how is the rate table built?"
+    assert {h.path for h in index.search(question)[:2]} == {"billing/rates.py", "shipping/rates.py"}
+    for worked_in in ("billing/rates.py", "shipping/rates.py"):
+        near = codebase.near_files(index, [], f"File {worked_in}:\n```python\n```\n")
+        assert near == frozenset({str(root / worked_in)})
+        assert index.search(question, near=near)[0].path == worked_in

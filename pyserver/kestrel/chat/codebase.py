@@ -96,12 +96,14 @@ _PREAMBLE = re.compile(r"^\s*(?:import\b|from\b.*\bimport\b|package\b|use\b|#inc
                        r"const .*= require\(|export \* from|export \{[^}]*\} from|\}|\)|$)")
 
 
-def gather(index: CodebaseIndex, question: str, budget_tokens: int, held: str = "") -> list[Source]:
+def gather(index: CodebaseIndex, question: str, budget_tokens: int, held: str = "",
+           near: frozenset[str] = frozenset()) -> list[Source]:
     """The best chunks for the question, within the budget: none that overlaps one taken, that the
-    conversation already holds (`held`: the file the client attached), or that only imports."""
+    conversation already holds (`held`: the file the client attached), or that only imports. `near`:
+    the files the user works in (see CodebaseIndex.search)."""
     budget = int(budget_tokens * CHARS_PER_TOKEN)
     picked: list[Source] = []
-    for hit in index.search(_asked(question), limit=MAX_SOURCES * 2):
+    for hit in index.search(_asked(question), limit=MAX_SOURCES * 2, near=near):
         if len(picked) >= MAX_SOURCES or budget < MIN_PART_CHARS:
             break
         if any(s.path == hit.path and s.start <= hit.end and hit.start <= s.end for s in picked):
@@ -152,6 +154,16 @@ def with_sources(messages: list[dict], sources: list[Source]) -> list[dict]:
     else:
         message["content"] = block + "\n\n" + CODEBASE_TAG.sub(" ", str(content or "")).strip()
     return messages[:last] + [message] + messages[last + 1:]
+
+
+_MENTIONED = re.compile(r"[\w.-]+(?:/[\w.-]+)*\.[A-Za-z0-9]{1,8}")
+
+
+def near_files(index: CodebaseIndex, recent: list[Path], conversation: str) -> frozenset[str]:
+    """The files the user works in: the documents opened or edited last, and the workspace files
+    the conversation names (`tasky/utils.py`, a chip's label)."""
+    named = {index.has_file(m.group(0)) for m in _MENTIONED.finditer(conversation[-20_000:])}
+    return frozenset(str(p) for p in [*recent, *named] if p is not None)
 
 
 def citations(index: CodebaseIndex, answer: str) -> tuple[list[dict[str, Any]], list[str]]:

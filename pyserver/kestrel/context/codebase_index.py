@@ -484,10 +484,15 @@ class CodebaseIndex:
         useful = [t for n, t in known if n <= max(COMMON_CHUNKS, COMMON_SHARE * total)] or [t for _, t in known[:2]]
         return " OR ".join('"' + t.replace('"', "") + '"' for t in useful[:MAX_TERMS])
 
-    def search(self, question: str, limit: int = 10) -> list[Hit]:
-        """Both rankings fused by reciprocal rank: a chunk both find rises above either alone."""
+    def search(self, question: str, limit: int = 10, near: frozenset[str] = frozenset()) -> list[Hit]:
+        """Both rankings fused by reciprocal rank: a chunk both find rises above either alone. `near`:
+        the files the user works in (open, edited, mentioned): their lexical hits count once more."""
         fused: dict[tuple[str, int], tuple[float, Hit]] = {}
-        for ranking in (self.symbols(question), self.lexical(question)):
+        lexical = self.lexical(question)
+        rankings = [self.symbols(question), lexical]
+        if near:
+            rankings.append([hit for hit in lexical if str(hit.file) in near])
+        for ranking in rankings:
             seen: set[tuple[str, int]] = set()
             for rank, hit in enumerate(ranking):
                 key = (hit.path, hit.start)

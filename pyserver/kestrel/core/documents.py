@@ -64,6 +64,10 @@ class Documents:
         self._recent[uri] = time.monotonic()
         self._set_aside_if_too_large(uri)
 
+    def recent(self, n: int = 10) -> list[str]:
+        """The open documents the user edited or opened last, most recent first."""
+        return sorted(self._recent, key=self._recent.__getitem__, reverse=True)[:n]
+
     def opened(self, uri: str) -> None:
         self._too_large.pop(self._key(uri), None)  # a new text: judged afresh
         self.touched(uri)

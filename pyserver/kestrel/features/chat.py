@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 from .. import protocol
 from ..chat import codebase
+from ..context.exclusion import uri_to_path
 from ..core import Core
 from ..protocol import CHAT_SOURCES, ChatParams, ChatResult, SteerParams, SteerResult, StopChatParams
 from . import chat_guard
@@ -62,7 +64,13 @@ class ChatFeature:
             # A large workspace takes seconds: after INDEX_WAIT_S the question searches what is indexed so far.
             await asyncio.to_thread(core.codebase.ready.wait, INDEX_WAIT_S)
         held = "\n".join(codebase.text_of(m.get("content")) for m in messages)
-        sources = await asyncio.to_thread(codebase.gather, core.codebase, question, budget, held)
+        recent = [Path(uri_to_path(uri)) for uri in core.documents.recent() if uri.startswith("file:")]
+
+        def find() -> list[codebase.Source]:
+            near = codebase.near_files(core.codebase, recent, held)
+            return codebase.gather(core.codebase, question, budget, held, near)
+
+        sources = await asyncio.to_thread(find)
         core.notify(CHAT_SOURCES.method, {"id": turn_id, "sources": [s.ref() for s in sources],
                                           "searchMs": round((time.perf_counter() - started) * 1000, 1)})
         return sources

@@ -94,6 +94,8 @@ export interface ServerSettings {
   };
   chat: {
     codebase: boolean;
+    /** An answer's output cap in tokens; 0: the model's own (the embedded model's is the server's). */
+    maxTokens: number;
   };
   local: {
     enabled: boolean;
@@ -220,6 +222,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
     },
     chat: {
       codebase: bool(cfg, "chat.codebase", true),
+      maxTokens: int(cfg, "chat.maxTokens", 0, 0, 32768),
     },
     local: {
       enabled: bool(cfg, "local.enabled", true),

@@ -31,6 +31,7 @@ describe("buildServerSettings", () => {
         "completion.repositoryContext": false,
         "completion.prepareNext": false,
         "chat.codebase": false,
+        "chat.maxTokens": 900,
         "local.enabled": false,
         "server.python": "/usr/bin/python3",
       }),
@@ -51,7 +52,7 @@ describe("buildServerSettings", () => {
         repositoryContext: false,
         prepareNext: false,
       },
-      chat: { codebase: false },
+      chat: { codebase: false, maxTokens: 900 },
       local: { enabled: false },
     });
   });

@@ -82,50 +82,18 @@ async def run(args: argparse.Namespace) -> dict:
     roots = {p.name: sources.workspace(p) for p in sources.load_manifest()}
     env = server_env(server.base_url, model.name, None, args.kestrel_src)
     env.update(KESTREL_PROVIDER="chat", KESTREL_CACHE_DIR=tempfile.mkdtemp(prefix="kestrel-answers-cache-"))
-    client = KestrelClient("kestrel-codebase-answers")
     notes: dict[str, float | None] = {}
-    def heard(method: str, params: dict, at: float) -> None:
-        if method == "kestrel/chatSources":
-            notes[params["id"]] = at
-
-    client.on_notification = heard
-    log = open(BENCH / "out" / "codebase-answers-server.log", "ab")
-    await client.spawn(server_command(console_script=not args.kestrel_src), env, log, Path(tempfile.mkdtemp()))
-    folders = [types.WorkspaceFolder(uri=root.as_uri(), name=name) for name, root in roots.items()]
-    options = {"kestrel": {"chat": {"codebaseTokens": 1200, "maxTokens": MAX_ANSWER_TOKENS}}}
-    await client.initialize_async(types.InitializeParams(capabilities=client_capabilities(), process_id=os.getpid(),
-                                                         root_uri=folders[0].uri, workspace_folders=folders,
-                                                         initialization_options=options))
-    client.initialized(types.InitializedParams())
-    await wait_ready(client, 120.0, connected=False, strict=False)
-    records = []
+    records: list[dict] = []
     started = time.perf_counter()
+    log = open(BENCH / "out" / "codebase-answers-server.log", "ab")
     try:
-        n = 0
-        for name, root in roots.items():
-            files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
-            questions = [q for q in tasks.swe_qa(name, root) if ACTIVE[name] not in q.files]
-            random.Random(args.seed).shuffle(questions)
-            active = (root / ACTIVE[name]).read_text()[:ACTIVE_CHARS]
-            for q in questions[:args.per_project]:
-                content = f"File {ACTIVE[name]}:\n```python\n{active}\n```\n\n{q.question}"
-                messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
-                order = ("file-only", "kestrel") if n % 2 == 0 else ("kestrel", "file-only")
-                rec = {"id": q.id, "question": q.question, "files": list(q.files), "order": list(order), "systems": {}}
-                for system in order:
-                    got = await ask(client, notes, f"{q.id}/{system}", messages, system == "kestrel")
-                    cited = [m.group(1) for m in _CITATION.finditer(got["text"])]
-                    named = mentions(got["text"])
-                    got.update(grounded=grounded(got["text"], q.files), citations=len(cited),
-                               inventedCitations=sum(not exists(root, files, c) for c in cited),
-                               paths=len(named), inventedPaths=sum(not exists(root, files, p) for p in named),
-                               citesSource=any(c.removeprefix("./") in got["sources"] for c in cited))
-                    rec["systems"][system] = got
-                records.append(rec)
-                n += 1
-                print(f"codebase answers: {n} questions, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+        for name, root in roots.items():  # one server per project: the project is the workspace, as a user opens it
+            client = await _session(args, env, log, name, root, notes)
+            try:
+                await _ask_project(client, notes, name, root, args, records, started)
+            finally:
+                await stop_server(client, timeout=10.0)
     finally:
-        await stop_server(client, timeout=10.0)
         log.close()
         await server.stop()
     return {"model": model.name, "modelPath": str(model.path), "records": records,
@@ -133,6 +101,50 @@ async def run(args: argparse.Namespace) -> dict:
             "config": {"perProject": args.per_project, "seed": args.seed, "active": ACTIVE, "activeChars": ACTIVE_CHARS,
                        "maxAnswerTokens": MAX_ANSWER_TOKENS, "codebaseTokens": 1200},
             "command": "python -m bench.codebase_qa.answers " + " ".join(sys.argv[1:])}
+
+
+async def _session(args: argparse.Namespace, env: dict, log, name: str, root: Path, notes: dict) -> KestrelClient:
+    client = KestrelClient("kestrel-codebase-answers")
+
+    def heard(method: str, params: dict, at: float) -> None:
+        if method == "kestrel/chatSources":
+            notes[params["id"]] = at
+
+    client.on_notification = heard
+    await client.spawn(server_command(console_script=not args.kestrel_src), env, log, Path(tempfile.mkdtemp()))
+    folder = types.WorkspaceFolder(uri=root.as_uri(), name=name)
+    options = {"kestrel": {"chat": {"codebaseTokens": 1200, "maxTokens": MAX_ANSWER_TOKENS}}}
+    await client.initialize_async(types.InitializeParams(capabilities=client_capabilities(), process_id=os.getpid(),
+                                                         root_uri=folder.uri, workspace_folders=[folder],
+                                                         initialization_options=options))
+    client.initialized(types.InitializedParams())
+    await wait_ready(client, 120.0, connected=False, strict=False)
+    return client
+
+
+async def _ask_project(client: KestrelClient, notes: dict, name: str, root: Path, args: argparse.Namespace,
+                       records: list[dict], started: float) -> None:
+    files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    questions = [q for q in tasks.swe_qa(name, root) if ACTIVE[name] not in q.files]
+    random.Random(args.seed).shuffle(questions)
+    active = (root / ACTIVE[name]).read_text()[:ACTIVE_CHARS]
+    for q in questions[:args.per_project]:
+        content = f"File {ACTIVE[name]}:\n```python\n{active}\n```\n\n{q.question}"
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
+        n = len(records)
+        order = ("file-only", "kestrel") if n % 2 == 0 else ("kestrel", "file-only")
+        rec = {"id": q.id, "question": q.question, "files": list(q.files), "order": list(order), "systems": {}}
+        for system in order:
+            got = await ask(client, notes, f"{q.id}/{system}", messages, system == "kestrel")
+            cited = [m.group(1) for m in _CITATION.finditer(got["text"])]
+            named = mentions(got["text"])
+            got.update(grounded=grounded(got["text"], q.files), citations=len(cited),
+                       inventedCitations=sum(not exists(root, files, c) for c in cited),
+                       paths=len(named), inventedPaths=sum(not exists(root, files, p) for p in named),
+                       citesSource=any(c.removeprefix("./") in got["sources"] for c in cited))
+            rec["systems"][system] = got
+        records.append(rec)
+        print(f"codebase answers: {len(records)} questions, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
 
 
 def main() -> None:

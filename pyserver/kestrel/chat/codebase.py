@@ -30,6 +30,9 @@ _DEFINED = (r"(?:\b(?:def|class|function|fn|func|interface|type|struct|enum|trai
             r"(?:\([^)]*\)\s*)?{0}\b|^\s*{0}\s*[:=])")
 INSTRUCTION = ("Code from the workspace, found for this question (a search, so some of it may not matter). "
                "Answer from it; when you use a part, cite it as [path:start-end].")
+# Said again after the question: a small model follows what it read last (on the 0.5B, with the
+# instruction only before the code, 0 of 24 answers cited a file).
+REMINDER = "(Answer from the workspace code above; name each file you use as [path:start-end].)"
 
 
 @dataclass(frozen=True)
@@ -150,9 +153,9 @@ def with_sources(messages: list[dict], sources: list[Source]) -> list[dict]:
     message = dict(messages[last])
     content = message.get("content")
     if isinstance(content, list):
-        message["content"] = [{"type": "text", "text": block}, *content]
+        message["content"] = [{"type": "text", "text": block}, *content, {"type": "text", "text": REMINDER}]
     else:
-        message["content"] = block + "\n\n" + CODEBASE_TAG.sub(" ", str(content or "")).strip()
+        message["content"] = block + "\n\n" + CODEBASE_TAG.sub(" ", str(content or "")).strip() + "\n\n" + REMINDER
     return messages[:last] + [message] + messages[last + 1:]
 
 

@@ -158,6 +158,9 @@ def answers_markdown(result: dict) -> str:
             f"{paths} | {sum(g['inventedPaths'] for g in got)} ({100 * sum(g['inventedPaths'] for g in got) / max(paths, 1):.0f} %) | "
             f"{_pct([g['sourcesMs'] for g in got], 0.5)} / {_pct([g['sourcesMs'] for g in got], 0.95)} | "
             f"{_pct([g['ttftMs'] for g in got], 0.5)} / {_pct([g['ttftMs'] for g in got], 0.95)} |")
+    found = sum(any(src in r["files"] for src in r["systems"]["kestrel"]["sources"]) for r in recs)
+    lines += ["", f"Kestrel's sources held a reference file for {found} of {len(recs)} questions (what the model "
+                  "was given; *grounded* is whether its answer then named one)."]
     both = [(r["systems"]["kestrel"]["grounded"], r["systems"]["file-only"]["grounded"]) for r in recs]
     lines += ["", f"Grounded by one system only: kestrel {sum(k and not f for k, f in both)}, file only "
                   f"{sum(f and not k for k, f in both)} (McNemar's exact p = {_mcnemar(both):.3g}).", ""]

@@ -34,3 +34,22 @@ export async function answered(frame, text, timeout = 60_000) {
   await waitFor(`an answer with ${JSON.stringify(text)}`, async () => (await turn.count()) > 0, timeout, 100);
   return turn;
 }
+
+/**
+ * The floor under the panel's extra time in this editor: one message from the webview to the
+ * extension host and straight back (`ping` → `pong`, no server), timed in the webview, ms.
+ */
+export async function pingMs(input) {
+  return input.evaluate((el) => new Promise((resolve, reject) => {
+    const body = el.ownerDocument.body;
+    delete body.dataset.pingMs;
+    const observer = new MutationObserver(() => {
+      if (body.dataset.pingMs === undefined) return;
+      observer.disconnect();
+      resolve(Number(body.dataset.pingMs));
+    });
+    observer.observe(body, { attributes: true, attributeFilter: ["data-ping-ms"] });
+    el.ownerDocument.defaultView.dispatchEvent(new Event("kestrel-ping"));
+    setTimeout(() => { observer.disconnect(); reject(new Error("no pong from the extension host in 10 s")); }, 10_000);
+  }));
+}

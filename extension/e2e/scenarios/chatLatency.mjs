@@ -18,7 +18,7 @@
 // a timed assertion: the scenario fails only if an answer never renders (or renders an error).
 import { performance } from "node:perf_hooks";
 import { COMPLETION } from "../lib/config.mjs";
-import { chatRequests, openChat } from "../lib/chat.mjs";
+import { chatRequests, openChat, pingMs as pingRoundTrip } from "../lib/chat.mjs";
 import { startLspClient } from "../lib/lspClient.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, percentile, sleep, waitFor } from "../lib/util.mjs";
@@ -106,25 +106,6 @@ async function domSample(frame, input, label) {
   return { webviewMs: s.attr === null ? null : +s.attr.toFixed(1), observerMs };
 }
 
-/**
- * The floor under the panel's extra time in this editor: one message from the webview to the
- * extension host and straight back (`ping` → `pong`, no server), timed in the webview.
- */
-async function pingSample(input) {
-  return input.evaluate((el) => new Promise((resolve, reject) => {
-    const body = el.ownerDocument.body;
-    delete body.dataset.pingMs;
-    const observer = new MutationObserver(() => {
-      if (body.dataset.pingMs === undefined) return;
-      observer.disconnect();
-      resolve(Number(body.dataset.pingMs));
-    });
-    observer.observe(body, { attributes: true, attributeFilter: ["data-ping-ms"] });
-    el.ownerDocument.defaultView.dispatchEvent(new Event("kestrel-ping"));
-    setTimeout(() => { observer.disconnect(); reject(new Error("no pong from the extension host in 10 s")); }, 10_000);
-  }));
-}
-
 /** One server sample: `kestrel/chat` -> the first `kestrel/chatDelta` for it, over stdio. */
 async function serverSample(lsp, firstDelta, label, messages) {
   const id = `chat-latency-${label}`;
@@ -176,7 +157,7 @@ export default async function chatLatency(t) {
     for (let i = 0; i < SAMPLES; i++) {
       const dom = await domSample(frame, input, String(i));
       const serverMs = await serverSample(lsp, firstDelta, String(i), await panelMessages());
-      const pingMs = await pingSample(input);
+      const pingMs = await pingRoundTrip(input);
       samples.push({ domMs: dom.webviewMs ?? dom.observerMs, ...dom, serverMs, pingMs });
       await sleep(100); // let the host finish its after-turn work (saving the conversation, history)
     }

@@ -11,7 +11,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { axeScan, chatWebviewFrame, severe } from "../lib/axe.mjs";
-import { answered, chatFrame, chatRequests, openChat } from "../lib/chat.mjs";
+import { answered, chatFrame, chatRequests, openChat, pingMs } from "../lib/chat.mjs";
 import { DOTENV_SECRET, PROJECT } from "../lib/codeServer.mjs";
 import { COMPLETION, OUT } from "../lib/config.mjs";
 import { setMock } from "../lib/mock.mjs";
@@ -36,22 +36,6 @@ async function sentUserMessage(mockUrl, question) {
   if (asked.length !== 1) throw new Error(`expected one chat request asking ${JSON.stringify(question)}, the model got ${asked.length}`);
   const users = asked[0].body.messages.filter((m) => m.role === "user");
   return String(users[users.length - 1]?.content ?? "");
-}
-
-/** The bare webview → extension host → webview round trip (`ping`, as chatLatency measures it), ms. */
-async function pingMs(input) {
-  return input.evaluate((el) => new Promise((resolve, reject) => {
-    const body = el.ownerDocument.body;
-    delete body.dataset.pingMs;
-    const observer = new MutationObserver(() => {
-      if (body.dataset.pingMs === undefined) return;
-      observer.disconnect();
-      resolve(Number(body.dataset.pingMs));
-    });
-    observer.observe(body, { attributes: true, attributeFilter: ["data-ping-ms"] });
-    el.ownerDocument.defaultView.dispatchEvent(new Event("kestrel-ping"));
-    setTimeout(() => { observer.disconnect(); reject(new Error("no pong from the extension host in 10 s")); }, 10_000);
-  }));
 }
 
 function stats(times) {

@@ -19,19 +19,14 @@ WINDOW_LINES = 40  # a chunk of code outside definitions (and of a file nothing 
 SPLIT_LINES = 80  # a longer class (impl, interface) is split into its members
 MAX_CHUNK_CHARS = 6000  # the indexed text of one chunk (a prompt quotes less, within its budget)
 
-# file suffix -> (grammar module, its function returning the language)
-_GRAMMARS: dict[str, tuple[str, str]] = {
-    ".ts": ("tree_sitter_typescript", "language_typescript"), ".mts": ("tree_sitter_typescript", "language_typescript"),
-    ".cts": ("tree_sitter_typescript", "language_typescript"), ".tsx": ("tree_sitter_typescript", "language_tsx"),
-    ".js": ("tree_sitter_javascript", "language"), ".jsx": ("tree_sitter_javascript", "language"),
-    ".mjs": ("tree_sitter_javascript", "language"), ".cjs": ("tree_sitter_javascript", "language"),
-    ".go": ("tree_sitter_go", "language"), ".rs": ("tree_sitter_rust", "language"),
-    ".java": ("tree_sitter_java", "language"), ".c": ("tree_sitter_c", "language"), ".h": ("tree_sitter_c", "language"),
-    ".cc": ("tree_sitter_cpp", "language"), ".cpp": ("tree_sitter_cpp", "language"),
-    ".cxx": ("tree_sitter_cpp", "language"), ".hpp": ("tree_sitter_cpp", "language"),
-    ".hh": ("tree_sitter_cpp", "language"), ".cs": ("tree_sitter_c_sharp", "language"),
+# file suffix -> the VS Code languageId whose grammar (completion/guards/treesitter.py's GRAMMARS) parses it
+_LANGUAGES: dict[str, str] = {
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "typescriptreact",
+    ".js": "javascript", ".jsx": "javascriptreact", ".mjs": "javascript", ".cjs": "javascript",
+    ".go": "go", ".rs": "rust", ".java": "java", ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".cs": "csharp",
 }
-# Node types that hold one named definition (a chunk and a symbol), across the grammars above.
+# Node types that hold one named definition (a chunk and a symbol), across those grammars.
 _DEFINITIONS = frozenset({
     "function_declaration", "function_definition", "method_declaration", "method_definition",
     "class_declaration", "class_definition", "interface_declaration", "enum_declaration",
@@ -77,7 +72,7 @@ def chunk_file(text: str, suffix: str) -> tuple[list[Chunk], list[Symbol]]:
     symbols: list[Symbol] = []
     if suffix in (".py", ".pyi"):
         spans = _python(text, symbols)
-    elif suffix in _GRAMMARS:
+    elif suffix in _LANGUAGES:
         spans = _treesitter(text, suffix, symbols)
     return _fill(lines, spans or []), [_summarised(s, lines) for s in symbols]
 
@@ -166,17 +161,22 @@ def _python(text: str, symbols: list[Symbol]) -> list[tuple[int, int, str]] | No
 
 
 # -- tree-sitter ---------------------------------------------------------------------------
+# The index's own parsers, not the guards': it parses in a worker thread while a guard parses on the
+# event loop, and a tree-sitter parser is not to be shared between threads.
 _parsers: dict[str, Any] = {}
 
 
 def _parser(suffix: str) -> Any:
-    module_name, function = _GRAMMARS[suffix]
-    parser = _parsers.get(module_name + function)
+    from ..completion.guards.treesitter import GRAMMARS
+
+    language = _LANGUAGES[suffix]
+    parser = _parsers.get(language)
     if parser is None:
         import tree_sitter
 
+        module_name, function = GRAMMARS[language]
         grammar = getattr(importlib.import_module(module_name), function)()
-        parser = _parsers[module_name + function] = tree_sitter.Parser(tree_sitter.Language(grammar))
+        parser = _parsers[language] = tree_sitter.Parser(tree_sitter.Language(grammar))
     return parser
 
 

@@ -72,13 +72,17 @@ class Hit:
         return Path(self.root) / self.path
 
 
+def _parts(word: str) -> list[str]:
+    """An identifier's snake_case and camelCase parts, lower-cased (`parseDue_at` -> parse, due, at)."""
+    return [p.lower() for piece in word.split("_") for p in _CAMEL.findall(piece)]
+
+
 def words(text: str) -> list[str]:
-    """The search terms of a text: its identifiers and their snake_case and camelCase parts, lower-cased."""
+    """The search terms of a text: its identifiers and their parts, lower-cased."""
     out: list[str] = []
     for word in _WORD.findall(text):
-        lower = word.lower()
-        out.append(lower)
-        parts = [p.lower() for piece in word.split("_") for p in _CAMEL.findall(piece)]
+        out.append(word.lower())
+        parts = _parts(word)
         if len(parts) > 1:
             out.extend(parts)
     return out
@@ -111,7 +115,7 @@ def _terms_of(text: str) -> str:
     """The split forms of a chunk's identifiers (FTS5's tokenizer keeps `parseDue` whole)."""
     extra = []
     for word in set(_WORD.findall(text)):
-        parts = [p.lower() for piece in word.split("_") for p in _CAMEL.findall(piece)]
+        parts = _parts(word)
         if len(parts) > 1:
             extra.extend(parts)
     return " ".join(extra)
@@ -153,7 +157,6 @@ class CodebaseIndex:
         self._refreshing = threading.Lock()  # one refresh at a time (a second waits, then finds little to do)
         self._db: sqlite3.Connection | None = None
         self._db_roots: tuple[Path, ...] | None = None
-        self._db_globs: tuple[str, ...] = ()
         self.ready = threading.Event()  # set when the first full pass has finished
         self.last_refresh: dict[str, float] = {}
 
@@ -311,7 +314,6 @@ class CodebaseIndex:
         finally:
             with self._lock:
                 db.execute("COMMIT")
-        self._db_globs = self.workspace.exclude_globs
         with self._lock:
             total = db.execute("SELECT COUNT(*), COALESCE(SUM(lines), 0) FROM files").fetchone()
         self.last_refresh = {"files": total[0], "lines": total[1], "indexed": indexed, "indexedLines": lines,
@@ -408,8 +410,9 @@ class CodebaseIndex:
                               ("%/" + _like(rel),)).fetchall()
         return Path(rows[0][0]) if len(rows) == 1 and self._allowed(Path(rows[0][0])) else None
 
-    def lexical(self, question: str, limit: int = 30) -> list[Hit]:
-        query = self._match_query(question)
+    def lexical(self, question: str, limit: int = 30, query: str | None = None) -> list[Hit]:
+        """Chunks by BM25 (`query`: `_match_query(question)`, when the caller has it already)."""
+        query = self._match_query(question) if query is None else query
         if not query:
             return []
         with self._lock:
@@ -422,10 +425,10 @@ class CodebaseIndex:
                 " WHERE chunk_text MATCH ? ORDER BY score LIMIT ?", (query, limit)).fetchall()
         return [self._hit(row, -row[6]) for row in rows]
 
-    def symbols(self, question: str, limit: int = 30) -> list[Hit]:
+    def symbols(self, question: str, limit: int = 30, query: str | None = None) -> list[Hit]:
         """Definitions: first those of the names the question spells as code (rarer names first),
         then those whose name and summary (signature, docstring) share its words (BM25): a map of
-        the code by what its definitions are called and say they do."""
+        the code by what its definitions are called and say they do. `query` as for `lexical`."""
         named = code_names(question)
         plain = [w for w in dict.fromkeys(_WORD.findall(question)) if w.lower() not in STOPWORDS and len(w) > 2
                  and w not in named]
@@ -441,7 +444,7 @@ class CodebaseIndex:
                         "SELECT s.path, f.root, s.start, s.end FROM symbols s JOIN files f ON f.path = s.path"
                         f" WHERE s.{column} = ? LIMIT 20", (key,)).fetchall()
                     found.extend((weight / len(rows), row) for row in rows)
-            query = self._match_query(question)
+            query = self._match_query(question) if query is None else query
             if query:
                 rows = db.execute(
                     "SELECT s.path, f.root, s.start, s.end, bm25(symbol_text, 2.0, 1.0) AS score FROM symbol_text t"
@@ -488,8 +491,9 @@ class CodebaseIndex:
         """Both rankings fused by reciprocal rank: a chunk both find rises above either alone. `near`:
         the files the user works in (open, edited, mentioned): their lexical hits count once more."""
         fused: dict[tuple[str, int], tuple[float, Hit]] = {}
-        lexical = self.lexical(question)
-        rankings = [self.symbols(question), lexical]
+        query = self._match_query(question)  # one vocabulary lookup for both rankings
+        lexical = self.lexical(question, query=query)
+        rankings = [self.symbols(question, query=query), lexical]
         if near:
             rankings.append([hit for hit in lexical if str(hit.file) in near])
         for ranking in rankings:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..context.codebase_index import CodebaseIndex, Hit, code_names
+from ..context.excluded_text import message_text
 
 CODEBASE_TAG = re.compile(r"(?<![\w#])#codebase\b", re.IGNORECASE)
 # `[src/app.py:10-20]`, `[app.py:7]`, `[app.py]` (a path with a suffix; lines 1-based)
@@ -45,20 +46,16 @@ class Source:
     text: str
 
     def ref(self) -> dict[str, Any]:
-        ref: dict[str, Any] = {"uri": self.file.as_uri(), "path": self.path,
-                               "range": {"start": {"line": self.start, "character": 0},
-                                         "end": {"line": self.end + 1, "character": 0}}}
-        if self.name:
-            ref["name"] = self.name
-        return ref
+        return source_ref(self.file, self.path, self.start, self.end, self.name)
 
 
-def text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
+def source_ref(file: Path, path: str, start: int, end: int, name: str = "") -> dict[str, Any]:
+    """A `SourceRef` on the wire: whole lines `start`..`end` (0-based, inclusive) of `file`."""
+    ref: dict[str, Any] = {"uri": file.as_uri(), "path": path,
+                           "range": {"start": {"line": start, "character": 0}, "end": {"line": end + 1, "character": 0}}}
+    if name:
+        ref["name"] = name
+    return ref
 
 
 def question_for(flag: bool | None, messages: list[dict], enabled: bool) -> str | None:
@@ -67,14 +64,14 @@ def question_for(flag: bool | None, messages: list[dict], enabled: bool) -> str 
     users = [m for m in messages if m.get("role") == "user"]
     if flag is False or not users:
         return None
-    question = text_of(users[-1].get("content"))
+    question = message_text(users[-1])
     asked = flag is True or bool(CODEBASE_TAG.search(question))
     question = CODEBASE_TAG.sub(" ", question).strip()
     if asked:
         return question or None
     if not enabled:
         return None
-    held = "\n".join(text_of(m.get("content")) for m in messages[:-1]) + "\n" + _attached(question)
+    held = "\n".join(message_text(m) for m in messages[:-1]) + "\n" + _attached(question)
     wanted = [name for name in code_names(_asked(question))
               if not re.search(_DEFINED.format(re.escape(name)), held, re.MULTILINE)]
     return question if wanted else None
@@ -86,13 +83,16 @@ _ATTACHED_BLOCK = re.compile(r"^(?:File|Files in the folder|Open file|Selected l
                              r"Changes in the working tree)\b[^\n]*:[ \t]*\n(?:[^\n]*\S[^\n]*(?:\n|\Z))*", re.MULTILINE)
 
 
+_FENCED = re.compile(r"```.*?(```|\Z)", re.DOTALL)
+
+
 def _asked(text: str) -> str:
     """The user's own words: what the client attached (fenced code, outlines, problems) is not the question."""
-    return _ATTACHED_BLOCK.sub(" ", re.sub(r"```.*?(```|\Z)", " ", text, flags=re.DOTALL))
+    return _ATTACHED_BLOCK.sub(" ", _FENCED.sub(" ", text))
 
 
 def _attached(text: str) -> str:
-    return "\n".join(m.group(0) for m in re.finditer(r"```.*?(```|\Z)", text, flags=re.DOTALL))
+    return "\n".join(m.group(0) for m in _FENCED.finditer(text))
 
 
 _PREAMBLE = re.compile(r"^\s*(?:import\b|from\b.*\bimport\b|package\b|use\b|#include\b|using\b|require\(|"
@@ -190,6 +190,5 @@ def citations(index: CodebaseIndex, answer: str) -> tuple[list[dict[str, Any]], 
         seen.add(key)
         root = index.workspace.root_of(file)
         rel = file.relative_to(root).as_posix() if root is not None else path
-        found.append({"uri": file.as_uri(), "path": rel,
-                      "range": {"start": {"line": start, "character": 0}, "end": {"line": end + 1, "character": 0}}})
+        found.append(source_ref(file, rel, start, end))
     return found, invented

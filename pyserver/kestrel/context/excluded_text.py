@@ -17,7 +17,7 @@ SUBSTRING_SCAN_CHARS = 256_000
 _LABEL = re.compile(r"^(?:File|Open file|Selected lines \d+-\d+ of) (?P<path>.+):$")
 
 
-def _text(message: object) -> str:
+def message_text(message: object) -> str:
     """A message's text (plain content, or the text parts of a multi-part content)."""
     content = message.get("content") if isinstance(message, dict) else message
     if isinstance(content, list):
@@ -30,7 +30,7 @@ def _lines(text: str) -> set[str]:
 
 
 def message_chars(messages: Iterable[object]) -> int:
-    return sum(len(_text(message)) for message in messages)
+    return sum(len(message_text(message)) for message in messages)
 
 
 def _found_in(lines: set[str], text: str) -> set[str]:
@@ -44,7 +44,7 @@ def excluded_source(messages: Iterable[object], excluded_docs: Iterable[tuple[st
                     other_docs: Iterable[str], is_excluded_path: Callable[[str], bool]) -> str | None:
     """The excluded file (path) whose text the messages carry, or None. `excluded_docs` are the
     open excluded documents as (path, text), `other_docs` the texts of the other open documents."""
-    said = _lines("\n".join(_text(message) for message in messages))
+    said = _lines("\n".join(message_text(message) for message in messages))
     for line in said:
         label = _LABEL.match(line)
         if label and is_excluded_path(label.group("path")):

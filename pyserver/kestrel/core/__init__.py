@@ -65,11 +65,7 @@ class Core:
         self._scan_workspace()
 
     def file_saved(self, uri: str) -> None:
-        path = uri_to_path(uri)
-        if path.endswith(INDEXED_SUFFIXES):
-            self.workspace.file_changed(Path(path))
-        if self.host.settings.chat.codebase and self.codebase.ready.is_set():
-            asyncio.ensure_future(asyncio.to_thread(self.codebase.file_changed, Path(path)))
+        self.files_changed([uri])
 
     def watch_files(self) -> None:
         """Ask the client to report files created, changed and deleted outside the editor (a

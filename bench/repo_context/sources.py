@@ -8,16 +8,12 @@ wheel's .py files unpacked into `src/pypi-<name>-<version>/`: that folder is the
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-import tempfile
 import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.quality.lang_sources import cache_dir, sha256_of
+from bench.quality.lang_sources import cache_dir, pip_download, unpacked_once
 
 MANIFEST = Path(__file__).resolve().parent / "packages.toml"
 
@@ -44,32 +40,10 @@ def load_manifest(path: Path = MANIFEST) -> list[Package]:
         return [Package(**row) for row in tomllib.load(fh)["package"]]
 
 
-def _say(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
 def wheel(pkg: Package, cache: Path | None = None) -> Path:
     """The package's wheel in the cache (downloaded now if missing), sha256-checked."""
-    dl = (cache or cache_dir()) / "downloads"
-    dl.mkdir(parents=True, exist_ok=True)
-    path = dl / f"{pkg.key}.whl"
-    if not path.exists():
-        _say(f"repo context: downloading {pkg.name} {pkg.version} from PyPI ...")
-        with tempfile.TemporaryDirectory(dir=dl) as tmp:
-            cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                   "--ignore-requires-python", "--disable-pip-version-check", "-d", tmp, f"{pkg.name}=={pkg.version}"]
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-            got = sorted(Path(tmp).glob("*.whl"))
-            if out.returncode != 0 or not got:
-                raise RuntimeError(f"pip download {pkg.name}=={pkg.version} failed: {out.stderr.strip()[-400:]}")
-            digest = sha256_of(got[0])
-            if digest != pkg.sha256:
-                raise SystemExit(f"bench.repo_context: {got[0].name}: sha256 {digest} != pinned {pkg.sha256}")
-            got[0].rename(path)
-    digest = sha256_of(path)
-    if digest != pkg.sha256:
-        raise SystemExit(f"bench.repo_context: {path}: sha256 {digest} != pinned {pkg.sha256} (delete it to download again)")
-    return path
+    path = (cache or cache_dir()) / "downloads" / f"{pkg.key}.whl"
+    return pip_download(f"{pkg.name}=={pkg.version}", path, pkg.sha256, binary=True, program="bench.repo_context")
 
 
 def unpack(archive: Path, module: str, into: Path) -> int:
@@ -89,17 +63,8 @@ def unpack(archive: Path, module: str, into: Path) -> int:
 
 def workspace(pkg: Package, cache: Path | None = None) -> Path:
     """The unpacked package (downloaded and unpacked on first use): the workspace root."""
-    out = (cache or cache_dir()) / "src" / pkg.key
-    done = out / ".unpacked"
-    if done.exists() and done.read_text().strip() == pkg.sha256:
-        return out
-    archive = wheel(pkg, cache)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    unpack(archive, pkg.module, out)
-    done.write_text(pkg.sha256 + "\n")
-    return out
+    return unpacked_once((cache or cache_dir()) / "src" / pkg.key, pkg.sha256,
+                         lambda out: unpack(wheel(pkg, cache), pkg.module, out))
 
 
 def ensure_all(pkgs: list[Package] | None = None) -> dict[str, Path]:

@@ -54,6 +54,8 @@ export default async function chatControls(t) {
   await frame.locator("#queue .queued", { hasText: "QUEUED TO EDIT" }).locator("button.queued-edit").click();
   await waitFor("the edited message back in the input", async () => (await input.inputValue()) === "QUEUED TO EDIT", 10_000, 50);
   if ((await frame.locator("#queue .queued").count()) !== 0) throw new Error("Edit left the message in the queue");
+  await sleep(300); // the host's queue update (a round trip later) must not bring it back
+  if ((await frame.locator("#queue .queued").count()) !== 0) throw new Error("the host's queue update brought the edited message back");
   await input.fill("");
 
   await editor.locator(".view-lines").click(); // the keybinding works from the editor, not only in the panel

@@ -119,6 +119,13 @@ function showQueue(): void {
       ui.input.focus();
       picker.update();
     },
+    // Gone from the view at once: the host's updated queue comes a round trip later, and a message the
+    // user took out must not look queued (or be re-rendered from a stale copy) meanwhile.
+    remove: (id) => {
+      queued = queued.filter((q) => q.id !== id);
+      post({ type: "queueRemove", id });
+      showQueue();
+    },
   });
 }
 

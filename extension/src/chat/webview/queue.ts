@@ -5,6 +5,8 @@ export interface QueueActions {
   post(msg: FromWebview): void;
   /** Edit: the text goes back into the input (the queued copy is removed). */
   edit(text: string): void;
+  /** Takes the message out of the queue at once, here and in the host. */
+  remove(id: string): void;
 }
 
 export function renderQueue(bar: HTMLElement, queued: QueuedMessage[], busy: boolean, actions: QueueActions): void {
@@ -26,9 +28,9 @@ export function renderQueue(bar: HTMLElement, queued: QueuedMessage[], busy: boo
         ["queued-send-now", "Send now", "Send this message now", () => actions.post({ type: "queueSend", id: q.id })],
         ["queued-edit", "Edit", "Put this message back into the input", () => {
           actions.edit(q.text);
-          actions.post({ type: "queueRemove", id: q.id });
+          actions.remove(q.id);
         }],
-        ["queued-remove", "Remove", "Remove this message from the queue", () => actions.post({ type: "queueRemove", id: q.id })],
+        ["queued-remove", "Remove", "Remove this message from the queue", () => actions.remove(q.id)],
       ];
       for (const [className, label, title, run] of buttons) {
         const b = document.createElement("button");

@@ -40,7 +40,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=data.SAMPLE_SEED, help="sample seed")
     p.add_argument("--timeout", type=float, default=scoring.TIMEOUT_S, help="seconds per test run")
     p.add_argument("--out", default=None, help="JSON output (default bench/out/quality.json)")
-    p.add_argument("--md", default=None, help="markdown output (default bench/QUALITY.md; none for --limit runs)")
+    p.add_argument("--md", default=None, help="markdown output (default bench/QUALITY.md; none for --limit runs; `none`: no markdown)")
     p.add_argument("--kestrel-src", default=None,
                    help="measure the kestrel package in this directory (e.g. `git archive HEAD pyserver` extracted) "
                         "instead of the installed one")
@@ -74,10 +74,11 @@ def _check_model(model_path: str | None, program: str = "bench.quality") -> None
 
 def output_paths(args: argparse.Namespace, name: str) -> tuple[str | None, Path, Path | None]:
     """(model stem, JSON path, markdown path): named after the model when --model-path is given, so
-    the default model's results stay; --limit runs write no markdown unless --md is given."""
+    the default model's results stay; --limit runs write no markdown unless --md is given; `--md none`
+    writes none (a run whose JSON is merged into the report later)."""
     stem = Path(args.model_path).stem if args.model_path else None
     out = Path(args.out) if args.out else BENCH / "out" / (f"{name}-{stem}.json" if stem else f"{name}.json")
-    md = Path(args.md) if args.md else (None if args.limit is not None else
+    md = None if args.md == "none" else Path(args.md) if args.md else (None if args.limit is not None else
                                         BENCH / (f"QUALITY-{stem}.md" if stem else "QUALITY.md"))
     return stem, out, md
 

@@ -9,6 +9,10 @@
    holds its per-start key). Both paths type one character per sample, alternating, so each
    request finds its child's KV cache in the same state; the SDK clock stops at the first newline
    (when the server can answer a single-line completion).
+3. The first completion after a start, side by side in alternating runs: the server as editors start it
+   (the model's process spawned at process start, `runtime.prestart`) against the same server with
+   `--no-prestart-local` (spawned once the settings arrive, as before): spawn -> `initialize`,
+   `initialize` -> first completion, spawn -> first completion.
 """
 
 from __future__ import annotations
@@ -56,6 +60,43 @@ async def _sdk_first_line_ms(client: Any, model: str, prompt: str) -> float:
         if elapsed is None and "\n" in text:
             elapsed = (time.perf_counter() - t0) * 1000
     return elapsed if elapsed is not None else (time.perf_counter() - t0) * 1000
+
+
+async def _first_completion(flags: list[str], log: Any) -> tuple[float, float, str | None]:
+    """(spawn -> initialize result, initialize result -> first completion answered) in ms, the text."""
+    client = RawClient()
+    t0 = time.perf_counter()
+    await client.spawn([*SERVER_CMD, *flags], clean_env(KESTREL_LOCAL="1"), log)
+    try:
+        await client.initialize({"kestrel": {"completion": {"prepareNext": False}}})
+        t_init = time.perf_counter()
+        uri = "file:///bench/first.py"
+        client.open(PREFIX, uri)
+        text = await client.inline(5, 11, uri)  # waits for the model to load
+        return (t_init - t0) * 1000, (time.perf_counter() - t_init) * 1000, text
+    finally:
+        await client.stop()
+
+
+async def first_completion_side_by_side(runs: int, logs: Path) -> dict[str, Any]:
+    """The first completion after a start, with and without the early spawn, alternating run by run
+    (which goes first alternates too); one unmeasured run of each warms the page cache first."""
+    variants = {"early_spawn": [], "spawn_after_settings": ["--no-prestart-local"]}
+    times: dict[str, dict[str, list[float]]] = {k: {"init": [], "first": [], "total": []} for k in variants}
+    empty = dict.fromkeys(variants, 0)
+    with open(logs / "first-completion.log", "ab") as log:
+        for flags in variants.values():
+            await _first_completion(flags, log)
+        for i in range(runs):
+            for name in (list(variants) if i % 2 == 0 else list(reversed(variants))):
+                init, first, text = await _first_completion(variants[name], log)
+                times[name]["init"].append(init)
+                times[name]["first"].append(first)
+                times[name]["total"].append(init + first)
+                empty[name] += not (text or "").strip()
+    return {name: {"spawn_to_initialize_ms": summary(t["init"], 1), "initialize_to_first_completion_ms": summary(t["first"], 1),
+                   "spawn_to_first_completion_ms": summary(t["total"], 1), "empty_answers": empty[name], "runs": runs}
+            for name, t in times.items()}
 
 
 async def run(samples: int, logs: Path) -> dict[str, Any]:
@@ -130,4 +171,5 @@ async def run(samples: int, logs: Path) -> dict[str, Any]:
         await client.stop()
         log.close()
         await server.stop()
+    out["first_completion"] = await first_completion_side_by_side(max(3, samples // 2), logs)
     return out

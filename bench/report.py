@@ -347,6 +347,20 @@ def _local_model_section(lm: dict[str, Any], doc: dict[str, Any]) -> list[str]:
     L.append(f"Tokens/s (decode, llama.cpp alone): p50 {_f(a['tokens_per_s']['p50'], 1)}. "
              f"Kestrel added (p50 difference): {_f(lm['added_p50_ms'])} ms. "
              f"First completion after start (includes loading the model): {_f(lm['lsp_first_completion_ms'], 0)} ms.\n")
+    fc = lm.get("first_completion")
+    if fc:
+        labels = {"early_spawn": "model's process spawned at server start (default)",
+                  "spawn_after_settings": "spawned once the settings arrive (`--no-prestart-local`)"}
+        L.append("First completion after a start, side by side (alternating runs, model file cached):\n")
+        L += table([
+            ("server", lambda name, r: labels.get(name, name)),
+            ("spawn → initialize p50 / p95 ms", lambda name, r: f"{_f(r['spawn_to_initialize_ms']['p50'], 0)} / {_f(r['spawn_to_initialize_ms']['p95'], 0)}"),
+            ("initialize → first completion p50 / p95 ms", lambda name, r: f"{_f(r['initialize_to_first_completion_ms']['p50'], 0)} / {_f(r['initialize_to_first_completion_ms']['p95'], 0)}"),
+            ("spawn → first completion p50 / p95 ms", lambda name, r: f"{_f(r['spawn_to_first_completion_ms']['p50'], 0)} / {_f(r['spawn_to_first_completion_ms']['p95'], 0)}"),
+            ("runs", lambda name, r: r["runs"]),
+            ("empty answers", lambda name, r: r["empty_answers"]),
+        ], list(fc.items()))
+        L.append("")
     return L
 
 

@@ -119,13 +119,13 @@ def _parent_pid(pid: str) -> int:
 
 
 def model_children(server_pid: int) -> list[int]:
-    """kestrel-lsp's llama.cpp children (any launcher: the ones with a --model argument)."""
+    """kestrel-lsp's llama.cpp children (the processes running kestrel.local.launcher)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            if _parent_pid(entry.name) == server_pid and b"--model" in (entry / "cmdline").read_bytes().split(b"\0"):
+            if _parent_pid(entry.name) == server_pid and b"kestrel.local.launcher" in (entry / "cmdline").read_bytes().split(b"\0"):
                 found.append(int(entry.name))
         except (OSError, ValueError, IndexError):
             continue

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import clean_env, complete, kestrel, model_children, open_doc, wait_for
+from conftest import clean_env, complete, kestrel, model_children, open_doc, mock_options, wait_for
 
 REQUIRED = os.environ.get("KESTREL_REQUIRE_LOCAL") == "1"  # `make test` installs the runtime: never skip there
 
@@ -94,3 +94,65 @@ async def test_the_model_child_dies_with_a_killed_server_even_mid_generation(tmp
             client.proc.kill()
         await client.proc.wait()
         await client.close()
+
+
+async def _started(env: dict[str, str], *flags: str):
+    from bench.lsp_client import SERVER_CMD, KestrelClient
+
+    client = KestrelClient()
+    await client.spawn([*SERVER_CMD, *flags], env)
+    return client
+
+
+async def _ended(client) -> None:
+    if client.proc.returncode is None:
+        client.proc.kill()
+    await client.proc.wait()
+    await client.close()
+
+
+async def test_the_model_child_starts_with_the_server_and_is_the_one_that_serves(tmp_path):
+    """The launcher is spawned at process start, before `initialize` names any model (its imports overlap
+    the server's start and the handshake); the settings then name the model and that same child serves it."""
+    from bench.lsp_client import wait_ready
+
+    assert reason is None, reason
+    client = await _started(clean_env(KESTREL_LOCAL="1", KESTREL_CACHE_DIR=str(tmp_path)))
+    try:
+        server_pid = client.proc.pid
+        await wait_for(lambda: model_children(server_pid), 30, "a model child before initialize")
+        (early,) = model_children(server_pid)
+        await client.initialize({})
+        await wait_ready(client, 180)
+        client.open("def fibonacci(n):\n    ", "file:///work/fib.py")
+        assert (await client.inline(1, 4, "file:///work/fib.py")).strip()
+        assert model_children(server_pid) == [early]  # adopted, not replaced
+    finally:
+        await _ended(client)
+
+
+async def test_a_remote_provider_ends_the_early_child_and_the_flag_prevents_it(tmp_path, mock):
+    """The editor's settings choose a remote provider: the child started in case the embedded model was
+    wanted exits unused. With --no-prestart-local (what an editor that configures a provider passes) none starts."""
+    from bench.lsp_client import wait_ready
+
+    assert reason is None, reason
+    remote = mock_options(mock)
+    client = await _started(clean_env(KESTREL_LOCAL="1", KESTREL_CACHE_DIR=str(tmp_path)))
+    try:
+        server_pid = client.proc.pid
+        await wait_for(lambda: model_children(server_pid), 30, "a model child before initialize")
+        (early,) = model_children(server_pid)
+        await client.initialize(remote)
+        await wait_ready(client, 60)
+        await wait_for(lambda: _gone(early) and not model_children(server_pid), 15, "the unused child to exit")
+    finally:
+        await _ended(client)
+
+    client = await _started(clean_env(KESTREL_LOCAL="1", KESTREL_CACHE_DIR=str(tmp_path)), "--no-prestart-local")
+    try:
+        await client.initialize(remote)
+        await wait_ready(client, 60)
+        assert not model_children(client.proc.pid)
+    finally:
+        await _ended(client)

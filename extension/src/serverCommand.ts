@@ -25,6 +25,9 @@ export interface LaunchInputs {
   privateVenvPython?: string;
   logLevel?: string;
   platform?: NodeJS.Platform;
+  /** False when the settings choose a remote provider (or turn the embedded model off): the server then
+   * does not start the embedded model's process before its settings arrive (`--no-prestart-local`). */
+  embeddedModelWanted?: boolean;
 }
 
 /** A python -c script: exit 0 when the Kestrel server package is importable, 3 when not. */
@@ -45,9 +48,10 @@ export function splitCommand(command: string[] | string | undefined): string[] {
   return out;
 }
 
-export function pythonArgs(logLevel: string | undefined): string[] {
+export function pythonArgs(logLevel: string | undefined, embeddedModelWanted = true): string[] {
   const level = (logLevel ?? "INFO").toUpperCase();
-  return ["-m", "kestrel", "--log-level", ["DEBUG", "INFO", "WARNING", "ERROR"].includes(level) ? level : "INFO"];
+  return ["-m", "kestrel", "--log-level", ["DEBUG", "INFO", "WARNING", "ERROR"].includes(level) ? level : "INFO",
+    ...(embeddedModelWanted ? [] : ["--no-prestart-local"])];
 }
 
 export function defaultPython(platform: NodeJS.Platform = process.platform): string {
@@ -62,7 +66,7 @@ export function venvPython(venvDir: string, platform: NodeJS.Platform = process.
 export function launchCandidates(inputs: LaunchInputs): Launch[] {
   const cmd = splitCommand(inputs.command);
   if (cmd.length > 0) return [{ command: cmd[0], args: cmd.slice(1), source: "setting:command" }];
-  const args = pythonArgs(inputs.logLevel);
+  const args = pythonArgs(inputs.logLevel, inputs.embeddedModelWanted ?? true);
   const out: Launch[] = [];
   const python = inputs.python?.trim();
   if (python) out.push({ command: python, args, source: "setting:python", python });

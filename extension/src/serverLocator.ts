@@ -33,6 +33,7 @@ export async function locateServer(globalStoragePath: string, log: vscode.LogOut
     pythonExtension: explicit ? undefined : await pythonExtensionInterpreter(log),
     privateVenvPython: fs.existsSync(venvPy) ? venvPy : undefined,
     logLevel: cfg.get<string>("server.logLevel"),
+    embeddedModelWanted: !cfg.get<string>("provider") && cfg.get<boolean>("local.enabled") !== false,
   });
   const problems: string[] = [];
   for (const c of candidates) {

@@ -118,6 +118,10 @@ describe("launchCandidates", () => {
     expect(splitCommand("  ")).toEqual([]);
     expect(splitCommand("py 'a b' c")).toEqual(["py", "a b", "c"]);
     expect(pythonArgs("nonsense")).toEqual(["-m", "kestrel", "--log-level", "INFO"]);
+    // A remote provider in the settings: the embedded model's process is not started before them.
+    expect(pythonArgs("info", false)).toEqual(["-m", "kestrel", "--log-level", "INFO", "--no-prestart-local"]);
+    expect(launchCandidates({ python: "/py", embeddedModelWanted: false })[0].args).toContain("--no-prestart-local");
+    expect(launchCandidates({ python: "/py" })[0].args).not.toContain("--no-prestart-local");
     expect(venvPython("/v", "linux")).toBe("/v/bin/python");
     expect(venvPython("C:\\v", "win32")).toBe("C:\\v\\Scripts\\python.exe");
   });

@@ -58,9 +58,28 @@ def _compile_methods() -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> None:
-    from . import __version__
+def _prestart_local_model() -> None:
+    """When the environment leaves Kestrel on its embedded model, the model's child starts now, before
+    `initialize`: its imports (~0.35 s) overlap ours and the editor's handshake. The model itself is
+    named later (the editor's settings may choose another); a remote provider ends the child unused."""
+    from .config import SettingsError, load_settings
+    from .local.models import runtime_available
 
+    try:
+        settings = load_settings()
+    except SettingsError:
+        return  # reported once the editor's settings are read
+    if settings.configured or not settings.local.enabled or not runtime_available():
+        return
+    from .local import runtime
+
+    try:
+        runtime.prestart()
+    except OSError as exc:  # started again, and reported, when the model is needed
+        logging.getLogger(__name__).warning("could not start the local model's process early: %s", exc)
+
+
+def _parser(version: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kestrel-lsp", description="Kestrel AI coding assistant language server")
     parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
     parser.add_argument("--tcp", type=_parse_tcp, metavar="HOST:PORT",
@@ -74,9 +93,19 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"largest JSON-RPC message read, in MiB; larger ones are skipped with an error "
                              f"(default {DEFAULT_MAX_MESSAGE_MB})")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    parser.add_argument("--version", action="version", version=f"kestrel-lsp {__version__}")
+    parser.add_argument("--version", action="version", version=f"kestrel-lsp {version}")
+    parser.add_argument("--no-prestart-local", action="store_true",
+                        help="do not start the embedded model's process before the editor's settings arrive "
+                             "(editors that configure a remote provider pass it: the early start is wasted there)")
     parser.add_argument("--compile-methods", action="store_true",
                         help="compile what every start would (kestrel/compiled_methods.py) and exit: run after installing")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    from . import __version__
+
+    parser = _parser(__version__)
     args = parser.parse_args(argv)
     if args.compile_methods:
         sys.exit(_compile_methods())
@@ -97,6 +126,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
     for noisy in ("httpx2", "httpcore2", "openai", "websockets"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if not args.no_prestart_local:
+        _prestart_local_model()
 
     from .server import create_server
 

@@ -146,16 +146,24 @@ def local_env(**extra: str) -> dict[str, str]:
 
 PORT_THIEF = r'''
 import json, os, socket, sys, time
-out, model = sys.argv[1], sys.argv[2].encode()
+out = sys.argv[1]
 
-def model_port():
+def launchers():
+    found = {}
     for pid in os.listdir("/proc"):
         try:
             argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
         except OSError:
             continue
-        if model in argv and b"--port" in argv:
-            return int(argv[argv.index(b"--port") + 1])
+        if b"kestrel.local.launcher" in argv and b"--port" in argv:
+            found[pid] = int(argv[argv.index(b"--port") + 1])
+    return found
+
+before = set(launchers())  # model children of other servers (none while this test runs alone)
+open(out + "/ready", "w").close()
+
+def model_port():
+    return next((port for pid, port in launchers().items() if pid not in before), None)
 
 while (port := model_port()) is None:  # the port is in the child's command line, readable by anyone
     time.sleep(0.001)
@@ -200,14 +208,14 @@ while True:
 @needs_runtime
 @as_another_user
 async def test_another_user_cannot_take_the_model_port_or_see_the_code(tmp_path, shared_dir):
-    """The attacker reads the child's port from its command line the moment it starts and binds it
-    before llama.cpp has loaded the model. Kestrel bound it first: EADDRINUSE, no code, no ghost text."""
+    """The attacker reads the child's port from its command line the moment it starts (at Kestrel's own
+    start, before the model is even named) and binds it before llama.cpp has loaded the model. Kestrel
+    bound it first: EADDRINUSE, no code, no ghost text."""
     (shared_dir / "thief.py").write_text(PORT_THIEF)
-    model = shared_dir / "this-test.gguf"  # a path only this test's child has in its command line
-    model.symlink_to(SMOLLM)
-    thief = subprocess.Popen([*NOBODY, ATTACKER_PYTHON, "-I", str(shared_dir / "thief.py"), str(shared_dir), str(model)])
+    thief = subprocess.Popen([*NOBODY, ATTACKER_PYTHON, "-I", str(shared_dir / "thief.py"), str(shared_dir)])
     try:
-        async with kestrel_lsp(local_env(KESTREL_MODEL_PATH=str(model), KESTREL_CACHE_DIR=str(tmp_path))) as client:
+        await wait_for(lambda: (shared_dir / "ready").exists(), 30, "the attacker to be watching")
+        async with kestrel_lsp(local_env(KESTREL_MODEL_PATH=str(SMOLLM), KESTREL_CACHE_DIR=str(tmp_path))) as client:
             uri = "file:///work/secret_algo.py"
             open_doc(client, uri, f"# {CANARY}\ndef add(a, b):\n    return ")
             text = await asyncio.wait_for(complete(client, uri, 2, 11), 120)
@@ -296,7 +304,7 @@ async def test_a_server_that_cannot_prove_it_is_our_child_is_rejected(tmp_path, 
     fake.write_text(FAKE_CHILD)
     real_command = runtime.LocalModelServer.command
     monkeypatch.setattr(runtime.LocalModelServer, "command",
-                        lambda self: [sys.executable, str(fake), *real_command(self)[3:]])
+                        lambda self, listener, port: [sys.executable, str(fake), *real_command(self, listener, port)[3:]])
     server = runtime.LocalModelServer(LocalModel(tmp_path / "m.gguf", "m", "setting"), threads=1)
     try:
         with pytest.raises(runtime.LocalRuntimeError, match="prove"):

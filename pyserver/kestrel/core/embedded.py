@@ -48,6 +48,7 @@ class EmbeddedModel:
                 )
                 await self.runtime.start()
         except (ModelNotFound, LocalRuntimeError) as exc:
+            self.not_wanted()  # a child started early for a model that cannot be had
             self.runtime = None
             self._status.unconfigured(f"Kestrel: the local model is unavailable: {exc}")
             return None
@@ -81,4 +82,13 @@ class EmbeddedModel:
         if self.runtime is not None:
             await self.runtime.stop()
             self.runtime = None
+        self.not_wanted()
+
+    @staticmethod
+    def not_wanted() -> None:
+        """The child started at process start in case the embedded model was wanted
+        (`runtime.prestart`) ends unused; nothing if there is none."""
+        from ..local.runtime import discard_prestarted
+
+        discard_prestarted()
 

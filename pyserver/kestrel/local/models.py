@@ -242,8 +242,22 @@ def resolve_model(
     return LocalModel(path, path.stem, "download")
 
 
+def cached_model(setting: str | None = None, model: str = DEFAULT_MODEL) -> LocalModel | None:
+    """What `resolve_model` gives when that needs nothing assembled or downloaded (a process start must
+    not wait for either); None otherwise."""
+    try:
+        if setting or os.environ.get("KESTREL_MODEL_PATH"):
+            return resolve_model(setting, model=model)
+        file = {DEFAULT_MODEL: QWEN_FILE, LARGER_MODEL: QWEN15_FILE}.get(model)
+        if file is None or not (cache_dir() / file).is_file():
+            return None
+        return resolve_model(None, model=model, allow_download=False)
+    except ModelNotFound:
+        return None
+
+
 def runtime_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
-__all__ = ["LocalModel", "ModelNotFound", "resolve_model", "runtime_available", "cache_dir"]
+__all__ = ["LocalModel", "ModelNotFound", "cached_model", "resolve_model", "runtime_available", "cache_dir"]

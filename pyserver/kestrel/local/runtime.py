@@ -85,6 +85,7 @@ class Launcher:
             env=child_environment(), cwd=_KESTREL_ROOT,
         )
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
+        self.loading: tuple[str, int, int, bool] | None = None  # the model line sent, once sent
         self.exited: asyncio.Future[int] | None = None
         self._stderr_reader: threading.Thread | None = None
         self._send(f"{self.secret}\n")
@@ -99,6 +100,7 @@ class Launcher:
 
     def load(self, model: LocalModel, n_ctx: int, threads: int, require_key: bool) -> None:
         """The model line: the child loads it and starts serving."""
+        self.loading = (str(model.path), n_ctx, threads, require_key)
         self._send(json.dumps({"model": str(model.path), "n_ctx": n_ctx, "n_threads": threads,
                                "require_key": require_key}) + "\n")
         self.close_input()
@@ -162,13 +164,21 @@ def launcher_command(listener: socket.socket, port: int) -> list[str]:
 _prestarted: Launcher | None = None
 
 
-def prestart() -> Launcher:
-    """Spawn a launcher now, before the model is known (at process start, when the embedded model is
-    likely to be used): its ~0.35 s of imports overlap Kestrel's own start and the editor's
-    `initialize`. The first LocalModelServer to start adopts it; `discard_prestarted` ends it."""
+def thread_count(threads: int | None) -> int:
+    return threads or max(os.cpu_count() or 1, 1)
+
+
+def prestart(model: LocalModel | None = None, n_ctx: int = 2048, threads: int | None = None) -> Launcher:
+    """Spawn a launcher now, before the settings are known (at process start, when the embedded model
+    is likely to be used): its ~0.35 s of imports overlap Kestrel's own start and the editor's
+    `initialize`. With `model` (the one the environment names, already on disk) it loads that too
+    (~0.3 s). The first LocalModelServer to start adopts it when it wants that same model, or none
+    yet; `discard_prestarted` ends it."""
     global _prestarted
     if _prestarted is None:
         _prestarted = Launcher()
+        if model is not None:
+            _prestarted.load(model, n_ctx, thread_count(threads), True)
     return _prestarted
 
 
@@ -180,11 +190,12 @@ def discard_prestarted() -> None:
         early.kill_now()
 
 
-def _take_prestarted() -> Launcher | None:
+def _take_prestarted(wanted: tuple[str, int, int, bool]) -> Launcher | None:
+    """The early child, if it is alive and loads `wanted` (or nothing yet); else it ends."""
     global _prestarted
     early, _prestarted = _prestarted, None
-    if early is not None and early.proc.poll() is not None:
-        early.kill_now()  # it died waiting: start afresh
+    if early is not None and (early.proc.poll() is not None or early.loading not in (None, wanted)):
+        early.kill_now()  # it died waiting, or the settings chose another model: start afresh
         return None
     return early
 
@@ -198,7 +209,7 @@ class LocalModelServer:
         self.model = model
         self.require_key = require_key
         self.n_ctx = n_ctx
-        self.threads = threads or max(os.cpu_count() or 1, 1)
+        self.threads = thread_count(threads)
         self.port = 0
         self._listener: socket.socket | None = None  # held until stop(): the port is never free
         self._secret = endpoint.new_secret()  # one per LocalModelServer: clients keep it across restarts
@@ -232,7 +243,8 @@ class LocalModelServer:
         return self.base_url
 
     async def _spawn(self) -> None:
-        early = _take_prestarted() if self._listener is None and self.child is None else None
+        wanted = (str(self.model.path), self.n_ctx, self.threads, self.require_key)
+        early = _take_prestarted(wanted) if self._listener is None and self.child is None else None
         if early is not None:  # adopted: its socket and secret become this server's
             self._listener, self.port, self._secret = early.listener, early.port, early.secret
             self.child = early
@@ -240,7 +252,8 @@ class LocalModelServer:
             self.child = Launcher(self.command, self._listener, self._secret)
             self._listener, self.port = self.child.listener, self.child.port
         self.child.watch(asyncio.get_running_loop())
-        self.child.load(self.model, self.n_ctx, self.threads, self.require_key)
+        if self.child.loading is None:
+            self.child.load(self.model, self.n_ctx, self.threads, self.require_key)
         await self._wait_ready()
 
     async def _wait_ready(self) -> None:

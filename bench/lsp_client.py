@@ -277,7 +277,9 @@ async def kestrel_server(options: dict, log_path: Path | None, ready: bool = Tru
     client = new_client(raw)
     log_file = open(log_path, "ab") if log_path else subprocess.DEVNULL
     try:
-        await client.spawn(SERVER_CMD, clean_env(**(env or {})), log_file)
+        # As the VS Code extension starts it: no early embedded-model process when a provider is set.
+        remote = isinstance(options.get("kestrel"), dict) and bool(options["kestrel"].get("provider"))
+        await client.spawn([*SERVER_CMD, *(["--no-prestart-local"] if remote else [])], clean_env(**(env or {})), log_file)
         await client.initialize(options)
         if ready:
             await wait_ready(client)

@@ -305,6 +305,32 @@ async def test_a_repair_leaves_out_the_statements_the_model_wrote_to_try_it(mock
         assert "assert area(2) == 12.56" in apply(buggy, as_edits(result))
 
 
+async def test_a_repair_that_adds_only_a_test_or_layout_or_loses_the_function_is_not_offered(mock):
+    """Rewrites of a bug report that repair nothing are not offered as fixes: one that adds only a test
+    function it wrote to try the code, one that changes only the layout (both "nothing to change"), one
+    that no longer defines the function (refused, with the reason). Asked for a layout change, the same
+    answer is the edit."""
+    buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
+    function = "def area(r):\n    # circle\n    return 3.14 * r + r"
+    answers = {
+        "e30": function + "\n\n\ndef test_area():\n    assert area(2) == 12.56",
+        "e31": "def area( r ):\n\n    # circle\n    return (3.14 * r\n            + r)",
+        "e32": "def circle_area(r):\n    # circle\n    return 3.14 * r * r",
+    }
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, buggy)
+        for edit_id in ("e30", "e31"):
+            mock.configure(text=answers[edit_id])
+            result = await edit_area(client, edit_id, "Fix the bug. The tests fail: assert area(2) == 12.56")
+            assert not getattr(result, "error", None) and not result.edits, (edit_id, result)
+        mock.configure(text=answers["e32"])
+        result = await edit_area(client, "e32", "Fix the bug. The tests fail: assert area(2) == 12.56")
+        assert not getattr(result, "edits", None) and "no longer defines area" in result.error
+        mock.configure(text=answers["e31"])
+        result = await edit_area(client, "e33", "put the expression on two lines")
+        assert apply(buggy, as_edits(result)) != buggy
+
+
 async def test_a_chat_only_provider_is_not_asked_line_by_line(mock):
     """Re-reading costs one request per line: with a chat-only provider that would be a chat turn
     per line, so the repair goes to the model as one rewrite."""

@@ -18,6 +18,7 @@ from ..providers.collect import collect
 from . import confidence, line_scan
 from .docstrings import keep_docstrings
 from .echoed_tests import drop_echoed_statements
+from .repair_checks import dropped_definitions, same_code
 from .hoist import mend_imports, split_imports
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
 from .validate import lint_problem, syntax_error
@@ -221,6 +222,12 @@ def _region(job: EditJob, answer: str) -> str:
     return rewritten
 
 
+def _lost(old: str, new: str, language: str) -> str:
+    """Why a repair is not offered when it loses a definition the region had ("" when it keeps them all)."""
+    lost = dropped_definitions(old, new, language)
+    return f"it no longer defines {', '.join(lost)}, which the code had" if lost else ""
+
+
 async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
     """The streamed answer if it passes the checks; else one more try, told why (not streamed:
     the preview keeps the first answer meanwhile)."""
@@ -229,12 +236,14 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
     restarted = any(st.get("mode") == "emulated" for st in result.get("steers", []))
     answer = result["lastSegment"] if restarted else result["text"]
     rewritten = _region(job, answer)
-    problem = rewrite_problem(text, target, rewritten, language, path)
-    unchanged = not problem and rewritten == target.text
-    if unchanged and line_scan.asks_for_a_repair(job.instruction):
-        # The model's best reading of a bug report finds nothing to change: said as such. A sampled
-        # second reading is a guess (0.5B, 61 real bugs: two sampled readings offered 9 and 13 edits, 1 fixed).
-        return Rewrite(rewritten, MADE_BY_REWRITE, result.get("steers", []), bool(result.get("stopped")))
+    repair = line_scan.asks_for_a_repair(job.instruction)
+    problem = rewrite_problem(text, target, rewritten, language, path) or (_lost(target.text, rewritten, language) if repair else "")
+    unchanged = not problem and (rewritten == target.text or (repair and same_code(target.text, rewritten, language)))
+    if unchanged and repair:
+        # The model's best reading of a bug report finds nothing to change (or only the layout): said as
+        # such. A sampled second reading is a guess (0.5B, 61 real bugs: two sampled readings offered 9 and
+        # 13 edits, 1 fixed).
+        return Rewrite(target.text, MADE_BY_REWRITE, result.get("steers", []), bool(result.get("stopped")))
     if unchanged:
         problem = "that is the region unchanged, and the instruction asks for a change"
     if problem and not result.get("stopped"):
@@ -246,7 +255,7 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
             rewritten = _region(job, answer)
         except ProviderError as exc:
             return Rewrite(error=f"the edit failed: {exc.message}; the document was not changed")
-        problem = rewrite_problem(text, target, rewritten, language, path)
+        problem = rewrite_problem(text, target, rewritten, language, path) or (_lost(target.text, rewritten, language) if repair else "")
         if rewritten == target.text:
             problem = ""  # still unchanged: the answer is "nothing to change", offered as such
     if problem:

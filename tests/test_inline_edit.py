@@ -305,6 +305,18 @@ async def test_a_repair_leaves_out_the_statements_the_model_wrote_to_try_it(mock
         assert "assert area(2) == 12.56" in apply(buggy, as_edits(result))
 
 
+def test_same_code_ignores_layout_and_where_an_import_sits_but_not_what_is_imported():
+    from kestrel.edits.repair_checks import dropped_definitions, same_code
+
+    inner = "def f(x):\n    from math import ceil\n    return ceil(x)\n"
+    assert same_code(inner, "from math import ceil\n\n\ndef f(x):\n\n    return ceil( x )\n", "python")
+    assert not same_code(inner, "from math import floor\n\n\ndef f(x):\n    return ceil(x)\n", "python")
+    assert not same_code(inner, "def f(x):\n    from math import ceil\n    return ceil(x) + 1\n", "python")
+    assert not same_code(inner, inner.replace("return", "if x:\n        return"), "python")
+    assert not same_code("f(\n", "f()\n", "python") and not same_code(inner, inner, "typescript")
+    assert dropped_definitions(inner + "\n\nclass C:\n    pass\n", "def g(x):\n    return x\n", "python") == ["f", "C"]
+
+
 async def test_a_repair_that_adds_only_a_test_or_layout_or_loses_the_function_is_not_offered(mock):
     """Rewrites of a bug report that repair nothing are not offered as fixes: one that adds only a test
     function it wrote to try the code, one that changes only the layout (both "nothing to change"), one

@@ -1,6 +1,6 @@
 """Two checks on a repair's rewrite of Python definitions, from the code's syntax tree:
-- `same_code`: it changes only layout (blank lines, spacing, line breaks): it repairs nothing and is
-  "nothing to change" (0.5B on HumanEvalFix: 4 of 22 wrong rewrites were only that);
+- `same_code`: it changes only layout (blank lines, spacing, line breaks) or moves an import: it
+  repairs nothing and is "nothing to change" (0.5B on HumanEvalFix: 6 of 22 wrong rewrites);
 - `dropped_definitions`: it loses a function or class the region defined (the fix of `f` that no
   longer defines `f` breaks every caller).
 Both answer "no opinion" (False, []) when either version does not parse."""
@@ -18,12 +18,26 @@ def _tree(code: str) -> ast.Module | None:
         return None
 
 
+def _shape(tree: ast.Module) -> tuple[str, list[str]]:
+    """The tree without its import statements, and those imports (sorted): where an import sits
+    (in the function or above it) is not a repair."""
+    imports: list[str] = []
+
+    class Strip(ast.NodeTransformer):
+        def visit_Import(self, node: ast.AST) -> None:
+            imports.append(ast.dump(node))
+
+        visit_ImportFrom = visit_Import
+
+    return ast.dump(Strip().visit(tree)), sorted(imports)
+
+
 def same_code(old: str, new: str, language: str) -> bool:
-    """True when `new` parses to the very tree `old` does (comments and layout aside)."""
+    """True when `new` parses to the tree `old` does, comments, layout and the place of its imports aside."""
     if language != "python":
         return False
     a, b = _tree(old), _tree(new)
-    return a is not None and b is not None and ast.dump(a) == ast.dump(b)
+    return a is not None and b is not None and _shape(a) == _shape(b)
 
 
 def dropped_definitions(old: str, new: str, language: str) -> list[str]:

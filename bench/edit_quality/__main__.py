@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kestrel-src", default=None, help="measure the kestrel package in this directory")
     p.add_argument("--out", default=None)
     p.add_argument("--md", default=None)
+    p.add_argument("--tasks", default=None,
+                   help="a file of task ids, one per line: only those (re-checking the tasks a change can affect; no markdown)")
     p.add_argument("--report-only", action="store_true")
     p.add_argument("--beside", action="append", default=[],
                    help="another model's edit-quality JSON, shown in the same tables of the markdown section")
@@ -111,8 +113,12 @@ def main(argv: list[str] | None = None) -> int:
             for fam in data.FAMILIES:
                 if fam in families:
                     tasks += chosen[fam]
+        if args.tasks:
+            wanted = {line.strip() for line in Path(args.tasks).read_text().splitlines() if line.strip()}
+            tasks = [t for t in tasks if t.task_id in wanted]
+            md = None
         doc = asyncio.run(run(tasks, model_path=args.model_path, logs=out.parent, counts=counts,
-                              label="full" if args.full else ("limit" if args.limit is not None else "sample"),
+                              label="full" if args.full else ("limit" if args.limit is not None else "tasks" if args.tasks else "sample"),
                               kestrel_src=args.kestrel_src))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")

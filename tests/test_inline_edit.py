@@ -343,6 +343,37 @@ async def test_a_repair_that_adds_only_a_test_or_layout_or_loses_the_function_is
         assert apply(buggy, as_edits(result)) != buggy
 
 
+async def test_an_import_the_edit_adds_and_never_uses_is_taken_out_not_a_reason_to_refuse(mock):
+    """The model adds `import random` it never uses: the edit is offered without that import (it was
+    refused for it); an import the file already had and does not use is the user's, and stays."""
+    buggy = "import os\n\n\n" + SOURCE.replace("3.14 * r * r", "3.14 * r + r")
+    mock.configure(text="import random\nfrom math import pi, tau\n\ndef area(r):\n    # circle\n    return pi * r * r")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, buggy)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e40", "uri": URI, "instruction": "use math.pi",
+            "range": {"start": {"line": 7, "character": 0}, "end": {"line": 7, "character": 0}}})
+        after = apply(buggy, as_edits(result))
+        assert "return pi * r * r" in after and "from math import pi\n" in after
+        assert "random" not in after and "tau" not in after and after.startswith("import os\n")
+
+
+async def test_an_edit_that_answers_one_of_two_selected_functions_is_not_offered(mock):
+    """Two functions selected, "add type hints": an answer holding only one of them would delete the
+    other; it is refused with the reason. Asked to remove the one it leaves out, the same answer is the edit."""
+    two = "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n"
+    mock.configure(text="def double(x: int) -> int:\n    return 2 * x")
+    selection = {"start": {"line": 0, "character": 0}, "end": {"line": 5, "character": 16}}
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, URI, two)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e41", "uri": URI, "instruction": "add type hints", "range": selection})
+        assert not getattr(result, "edits", None) and "no longer defines triple" in result.error
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e42", "uri": URI, "instruction": "remove triple and type double", "range": selection})
+        assert "triple" not in apply(two, as_edits(result))
+
+
 async def test_a_chat_only_provider_is_not_asked_line_by_line(mock):
     """Re-reading costs one request per line: with a chat-only provider that would be a chat turn
     per line, so the repair goes to the model as one rewrite."""

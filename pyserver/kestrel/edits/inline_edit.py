@@ -21,7 +21,7 @@ from .echoed_tests import drop_echoed_statements
 from .repair_checks import dropped_definitions, same_code
 from .hoist import mend_imports, split_imports
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
-from .validate import lint_problem, syntax_error
+from .validate import lint_problem, syntax_error, without_new_unused_imports
 
 if TYPE_CHECKING:
     from ..chat.engine import ChatEngine
@@ -216,15 +216,33 @@ def _region(job: EditJob, answer: str) -> str:
     text, target = job.text, job.target
     rewritten = mend_imports(text, target.start, target.end, region_rewrite(text, target, answer), job.path,
                              job.language)
+    rewritten = _without_new_unused_imports(job, rewritten)
     if line_scan.asks_for_a_repair(job.instruction):
         rewritten = keep_docstrings(target.text, rewritten, job.language)
         rewritten = drop_echoed_statements(target.text, rewritten, job.language)
     return rewritten
 
 
-def _lost(old: str, new: str, language: str) -> str:
-    """Why a repair is not offered when it loses a definition the region had ("" when it keeps them all)."""
-    lost = dropped_definitions(old, new, language)
+def _without_new_unused_imports(job: EditJob, rewritten: str) -> str:
+    """The region without the imports the model added and nothing uses (CanItEdit on the 1.5B: 7 edits
+    were refused for one); left as it is when the fix would reach outside the region."""
+    text, target = job.text, job.target
+    had = set(target.text.splitlines())
+    if not any(line.lstrip().startswith(("import ", "from ")) and line not in had for line in rewritten.splitlines()):
+        return rewritten  # no new import line: nothing to look at (and no linter run)
+    head, tail = text[: target.start], text[target.end :]
+    after = without_new_unused_imports(text, head + rewritten + tail, job.path, job.language)
+    if not (after.startswith(head) and after.endswith(tail)) or len(after) < len(head) + len(tail):
+        return rewritten
+    return after[len(head) : len(after) - len(tail)]
+
+
+def _lost(old: str, new: str, language: str, instruction: str, repair: bool) -> str:
+    """Why a rewrite is not offered when it loses a definition the region had ("" when it keeps them
+    all). An instruction that names the definition may remove or rename it; a repair never does (the
+    1.5B on CanItEdit: rewrites that answered one function of a two-function region lost the other)."""
+    named = set() if repair else set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", instruction))
+    lost = [name for name in dropped_definitions(old, new, language) if name not in named]
     return f"it no longer defines {', '.join(lost)}, which the code had" if lost else ""
 
 
@@ -237,7 +255,8 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
     answer = result["lastSegment"] if restarted else result["text"]
     rewritten = _region(job, answer)
     repair = line_scan.asks_for_a_repair(job.instruction)
-    problem = rewrite_problem(text, target, rewritten, language, path) or (_lost(target.text, rewritten, language) if repair else "")
+    problem = (rewrite_problem(text, target, rewritten, language, path)
+               or _lost(target.text, rewritten, language, job.instruction, repair))
     unchanged = not problem and (rewritten == target.text or (repair and same_code(target.text, rewritten, language)))
     if unchanged and repair:
         # The model's best reading of a bug report finds nothing to change (or only the layout): said as
@@ -255,7 +274,8 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
             rewritten = _region(job, answer)
         except ProviderError as exc:
             return Rewrite(error=f"the edit failed: {exc.message}; the document was not changed")
-        problem = rewrite_problem(text, target, rewritten, language, path) or (_lost(target.text, rewritten, language) if repair else "")
+        problem = (rewrite_problem(text, target, rewritten, language, path)
+               or _lost(target.text, rewritten, language, job.instruction, repair))
         if rewritten == target.text:
             problem = ""  # still unchanged: the answer is "nothing to change", offered as such
     if problem:

@@ -2,10 +2,9 @@
 
 - It must parse (Python: `compile`; the tree-sitter languages: the completion guard's grammar): a
   fix that leaves a file that does not parse, or an edit that breaks a file that parsed, is refused.
-- When a linter is available here (ruff from Kestrel's own environment, see `linter`; Python files), the
-  edited file is linted for the checks that find broken code (pyflakes and syntax, `F,E9`): a fix
-  must make its own diagnostic go away, and no edit may bring a finding the file did not have
-  (a name it undefines, a function it defines twice, a variable it leaves unused).
+- With a linter here (Kestrel's own ruff, see `linter`; Python), the edited file is linted (`F,E9`): a
+  fix must make its own diagnostic go away, and no edit may bring a finding the file did not have (a
+  name it undefines, a variable it leaves unused); an import it adds unused is taken out instead.
 """
 
 from __future__ import annotations
@@ -77,6 +76,54 @@ def lint(text: str, path: str, language: str) -> tuple[tuple[str, str, int], ...
         return None
     return tuple((f.get("code") or "invalid-syntax", f.get("message", ""), (f.get("location") or {}).get("row", 0))
                  for f in findings)
+
+
+def _unused_import_fixes(text: str, path: str) -> list[tuple[str, dict]]:
+    """(message, ruff's safe fix) of each unused import in `text` (F401), [] when no linter runs here."""
+    ruff = ruff_path()
+    if ruff is None:
+        return []
+    try:
+        proc = subprocess.run(
+            [ruff, "check", "--isolated", "--no-cache", "--select", "F401", "--output-format", "json",
+             "--stdin-filename", path or "edit.py", "-"],
+            input=text, capture_output=True, text=True, timeout=LINT_TIMEOUT_S, cwd=run_folder(ruff),
+        )
+        findings = json.loads(proc.stdout or "[]")
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return []
+    return [(f.get("message", ""), f["fix"]) for f in findings
+            if (f.get("fix") or {}).get("applicability") == "safe" and f["fix"].get("edits")]
+
+
+def _apply(text: str, edits: list[dict]) -> str:
+    """ruff's edits (1-based rows and columns, in characters) applied from the last one back."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def offset(loc: dict) -> int:
+        row = min(max(loc["row"], 1), len(lines) + 1)
+        return min(starts[row - 1] + loc["column"] - 1, len(text))
+
+    for e in sorted(edits, key=lambda e: offset(e["location"]), reverse=True):
+        text = text[: offset(e["location"])] + e.get("content", "") + text[offset(e["end_location"]):]
+    return text
+
+
+def without_new_unused_imports(before: str, after: str, path: str, language: str) -> str:
+    """`after` without the imports it adds that nothing uses (ruff's own fix, one at a time); imports
+    `before` already had stay, used or not (they are the user's)."""
+    if language != "python":
+        return after
+    known = {message for message, _ in _unused_import_fixes(before, path)}
+    for _ in range(8):  # one fix at a time: two unused names of one statement share its line
+        fix = next((f for message, f in _unused_import_fixes(after, path) if message not in known), None)
+        if fix is None:
+            break
+        after = _apply(after, fix["edits"])
+    return after
 
 
 def _changed_rows(before: str, after: str) -> tuple[int, int]:

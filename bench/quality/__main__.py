@@ -77,7 +77,8 @@ def output_paths(args: argparse.Namespace, name: str) -> tuple[str | None, Path,
     the default model's results stay; --limit runs write no markdown unless --md is given; `--md none`
     writes none (a run whose JSON is merged into the report later)."""
     stem = Path(args.model_path).stem if args.model_path else None
-    out = Path(args.out) if args.out else BENCH / "out" / (f"{name}-{stem}.json" if stem else f"{name}.json")
+    # Absolute: the logs go beside it, and peers started elsewhere read files from there (Copilot's CA).
+    out = Path(args.out).absolute() if args.out else BENCH / "out" / (f"{name}-{stem}.json" if stem else f"{name}.json")
     md = None if args.md == "none" else Path(args.md) if args.md else (None if args.limit is not None else
                                         BENCH / (f"QUALITY-{stem}.md" if stem else "QUALITY.md"))
     return stem, out, md

@@ -358,17 +358,6 @@ async def test_an_import_the_edit_adds_and_never_uses_is_taken_out_not_a_reason_
         assert "random" not in after and "tau" not in after and after.startswith("import os\n")
 
 
-async def test_an_edit_that_stops_using_an_import_of_the_file_is_offered(mock):
-    """`import math` was used only in the region; the edit no longer needs it: the unused import it leaves
-    is untidy, not broken, and is no reason to refuse the edit (it was refused for F401)."""
-    uses_math = SOURCE.replace("3.14 * r * r", "math.pi * r * r")
-    mock.configure(text="def area(r):\n    # circle\n    return 3.14159 * r * r")
-    async with kestrel(mock_options(mock)) as client:
-        open_doc(client, URI, uses_math)
-        result = await edit_area(client, "e43", "use the literal 3.14159")
-        assert "3.14159 * r * r" in apply(uses_math, as_edits(result)), result
-
-
 async def test_an_edit_that_answers_one_of_two_selected_functions_is_not_offered(mock):
     """Two functions selected, "add type hints": an answer holding only one of them would delete the
     other; it is refused with the reason. Asked to remove the one it leaves out, the same answer is the edit."""

@@ -275,7 +275,7 @@ async def _checked(job: EditJob, messages: list[dict], result: dict) -> Rewrite:
         except ProviderError as exc:
             return Rewrite(error=f"the edit failed: {exc.message}; the document was not changed")
         problem = (rewrite_problem(text, target, rewritten, language, path)
-               or _lost(target.text, rewritten, language, job.instruction, repair))
+                   or _lost(target.text, rewritten, language, job.instruction, repair))
         if rewritten == target.text:
             problem = ""  # still unchanged: the answer is "nothing to change", offered as such
     if problem:

@@ -224,8 +224,8 @@ def _region(job: EditJob, answer: str) -> str:
 
 
 def _without_new_unused_imports(job: EditJob, rewritten: str) -> str:
-    """The region without the imports the model added and nothing uses (CanItEdit on the 1.5B: 7 edits
-    were refused for one); left as it is when the fix would reach outside the region."""
+    """The region without the imports the model added and nothing uses (a person drops them before
+    accepting; the linter would refuse the edit for them); as it is when the fix would reach outside."""
     text, target = job.text, job.target
     had = set(target.text.splitlines())
     if not any(line.lstrip().startswith(("import ", "from ")) and line not in had for line in rewritten.splitlines()):
@@ -240,7 +240,7 @@ def _without_new_unused_imports(job: EditJob, rewritten: str) -> str:
 def _lost(old: str, new: str, language: str, instruction: str, repair: bool) -> str:
     """Why a rewrite is not offered when it loses a definition the region had ("" when it keeps them
     all). An instruction that names the definition may remove or rename it; a repair never does (the
-    1.5B on CanItEdit: rewrites that answered one function of a two-function region lost the other)."""
+    1.5B on instructed edits: rewrites that answered one function of a two-function region lost the other)."""
     named = set() if repair else set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", instruction))
     lost = [name for name in dropped_definitions(old, new, language) if name not in named]
     return f"it no longer defines {', '.join(lost)}, which the code had" if lost else ""

@@ -59,20 +59,27 @@ def syntax_error(text: str, language: str) -> str | None:
     return None if error is None else f"line {error.lineno}: {error.msg}"
 
 
-@lru_cache(maxsize=4)  # a fix's candidates are all compared with the same unchanged file
-def lint(text: str, path: str, language: str) -> tuple[tuple[str, str, int], ...] | None:
-    """(code, message, 1-based row) of each finding, or None when no linter can run here."""
-    ruff = ruff_path() if language == "python" else None
+def _ruff_findings(text: str, path: str, select: str) -> list[dict] | None:
+    """ruff's JSON findings for `text` (the checks in `select`), None when it cannot run here."""
+    ruff = ruff_path()
     if ruff is None:
         return None
     try:
         proc = subprocess.run(
-            [ruff, "check", "--isolated", "--no-cache", "--select", LINT_SELECT, "--output-format", "json",
+            [ruff, "check", "--isolated", "--no-cache", "--select", select, "--output-format", "json",
              "--stdin-filename", path or "edit.py", "-"],
             input=text, capture_output=True, text=True, timeout=LINT_TIMEOUT_S, cwd=run_folder(ruff),
         )
-        findings = json.loads(proc.stdout or "[]")
+        return json.loads(proc.stdout or "[]")
     except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+
+
+@lru_cache(maxsize=4)  # a fix's candidates are all compared with the same unchanged file
+def lint(text: str, path: str, language: str) -> tuple[tuple[str, str, int], ...] | None:
+    """(code, message, 1-based row) of each finding, or None when no linter can run here."""
+    findings = _ruff_findings(text, path, LINT_SELECT) if language == "python" else None
+    if findings is None:
         return None
     return tuple((f.get("code") or "invalid-syntax", f.get("message", ""), (f.get("location") or {}).get("row", 0))
                  for f in findings)
@@ -80,19 +87,7 @@ def lint(text: str, path: str, language: str) -> tuple[tuple[str, str, int], ...
 
 def _unused_import_fixes(text: str, path: str) -> list[tuple[str, dict]]:
     """(message, ruff's safe fix) of each unused import in `text` (F401), [] when no linter runs here."""
-    ruff = ruff_path()
-    if ruff is None:
-        return []
-    try:
-        proc = subprocess.run(
-            [ruff, "check", "--isolated", "--no-cache", "--select", "F401", "--output-format", "json",
-             "--stdin-filename", path or "edit.py", "-"],
-            input=text, capture_output=True, text=True, timeout=LINT_TIMEOUT_S, cwd=run_folder(ruff),
-        )
-        findings = json.loads(proc.stdout or "[]")
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return []
-    return [(f.get("message", ""), f["fix"]) for f in findings
+    return [(f.get("message", ""), f["fix"]) for f in _ruff_findings(text, path, "F401") or []
             if (f.get("fix") or {}).get("applicability") == "safe" and f["fix"].get("edits")]
 
 

@@ -358,9 +358,11 @@ async def test_an_import_the_edit_adds_and_never_uses_is_taken_out_not_a_reason_
         assert "random" not in after and "tau" not in after and after.startswith("import os\n")
 
 
-async def test_an_edit_that_answers_one_of_two_selected_functions_is_not_offered(mock):
-    """Two functions selected, "add type hints": an answer holding only one of them would delete the
-    other; it is refused with the reason. Asked to remove the one it leaves out, the same answer is the edit."""
+async def test_an_answer_holding_one_of_two_selected_functions_is_merged_keeping_the_other(mock):
+    """Two functions selected, "add type hints": the answer holds only the one it changed. Applied as
+    the region, it would delete the other; it is merged instead (the other stays as it was). Asked to
+    remove the one it leaves out, the same answer is the edit. A method answered at column 0 goes back
+    into its class at the class's indentation."""
     two = "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n"
     mock.configure(text="def double(x: int) -> int:\n    return 2 * x")
     selection = {"start": {"line": 0, "character": 0}, "end": {"line": 5, "character": 16}}
@@ -368,10 +370,17 @@ async def test_an_edit_that_answers_one_of_two_selected_functions_is_not_offered
         open_doc(client, URI, two)
         result = await client.protocol.send_request_async("kestrel/edit", {
             "id": "e41", "uri": URI, "instruction": "add type hints", "range": selection})
-        assert not getattr(result, "edits", None) and "no longer defines triple" in result.error
+        assert apply(two, as_edits(result)) == two.replace("def double(x):", "def double(x: int) -> int:")
         result = await client.protocol.send_request_async("kestrel/edit", {
             "id": "e42", "uri": URI, "instruction": "remove triple and type double", "range": selection})
         assert "triple" not in apply(two, as_edits(result))
+        shape = "class Shape:\n    def __init__(self, r):\n        self.r = r\n\n    def area(self):\n        return 3 * self.r\n"
+        mock.configure(text="def area(self):\n    return 3.14 * self.r * self.r")
+        open_doc(client, "file:///work/shape.py", shape)
+        result = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "e43", "uri": "file:///work/shape.py", "instruction": "use pi r squared",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 5, "character": 26}}})
+        assert apply(shape, as_edits(result)) == shape.replace("3 * self.r\n", "3.14 * self.r * self.r\n")
 
 
 async def test_a_chat_only_provider_is_not_asked_line_by_line(mock):

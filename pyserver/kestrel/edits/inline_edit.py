@@ -20,6 +20,7 @@ from .docstrings import keep_docstrings
 from .echoed_tests import drop_echoed_statements
 from .repair_checks import dropped_definitions, same_code
 from .hoist import mend_imports, split_imports
+from .partial_answer import applied_answer
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
 from .validate import lint_problem, syntax_error, without_new_unused_imports
 
@@ -210,14 +211,16 @@ class _TargetWatch:
 
 
 def _region(job: EditJob, answer: str) -> str:
-    """The region's new text from a model answer, as a person would tidy it before accepting: its
-    import slips mended (hoist.py) and, for a repair, the docstrings it was given kept (docstrings.py)
-    and the statements it wrote to try the fix left out (echoed_tests.py)."""
+    """The region's new text from a model answer, as a person would tidy it before accepting: a part
+    of the region answered alone merged into the rest (partial_answer.py), its import slips mended
+    (hoist.py) and, for a repair, the docstrings it was given kept (docstrings.py) and the statements
+    it wrote to try the fix left out (echoed_tests.py)."""
     text, target = job.text, job.target
-    rewritten = mend_imports(text, target.start, target.end, region_rewrite(text, target, answer), job.path,
-                             job.language)
+    repair = line_scan.asks_for_a_repair(job.instruction)
+    rewritten = applied_answer(target.text, region_rewrite(text, target, answer), job.instruction, job.language, repair)
+    rewritten = mend_imports(text, target.start, target.end, rewritten, job.path, job.language)
     rewritten = _without_new_unused_imports(job, rewritten)
-    if line_scan.asks_for_a_repair(job.instruction):
+    if repair:
         rewritten = keep_docstrings(target.text, rewritten, job.language)
         rewritten = drop_echoed_statements(target.text, rewritten, job.language)
     return rewritten

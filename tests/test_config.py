@@ -37,7 +37,8 @@ def test_nothing_configured():
     assert not load_settings(environ={}).configured
 
 
-@pytest.mark.parametrize("bad", [{"effort": "max"}, {"provider": "nope"}, {"completion": {"maxLines": 0}}])
+@pytest.mark.parametrize("bad", [{"effort": "max"}, {"provider": "nope"}, {"completion": {"maxLines": 0}},
+                                 {"completion": {"latencyBudgetMs": -5}}])
 def test_bad_settings_raise_readable_errors(bad):
     with pytest.raises(SettingsError):
         load_settings(bad, environ={"KESTREL_PROVIDER": "chat", "KESTREL_MODEL": "m"})

@@ -212,3 +212,25 @@ async def test_a_suggestion_prepared_in_another_document_is_dropped_when_the_use
         await wait_for(lambda: mock.stats()["streams_cancelled"] >= 1, what="the preparation to be cancelled")
         d = await client.protocol.send_request_async("kestrel/diagnostics", {})
         assert d.preparedUsed == 0
+
+
+async def test_a_slow_endpoint_is_sent_windows_its_first_token_fits_the_latency_budget(mock):
+    """A server that reads 4,000 prompt tokens a second (a CPU): after a few streams of different
+    sizes Kestrel knows its pace, and the next prompt is cut to what it reads in the budget (here
+    250 ms), the lines right before the cursor kept. The same documents with no budget: whole windows."""
+    mock.configure(text="x", prefill_tps=4000)
+    files = {f"file:///work/m{i}.py": "".join(f"value_{i}_{k} = {k}\n" for k in range(lines))
+             for i, lines in enumerate((40, 120, 260, 420, 600, 700))}
+
+    async def last_prompt(budget: int) -> str:
+        async with kestrel(mock_options(mock, "fim", model="qwen2.5-coder-0.5b",
+                                        completion={"latencyBudgetMs": budget})) as client:
+            for uri, text in files.items():
+                open_doc(client, uri, text + "total = ")
+                await complete(client, uri, text.count("\n"), 8)
+            return mock.stats()["last_request"]["prompt"]
+
+    whole, budgeted = await last_prompt(0), await last_prompt(250)
+    assert "value_5_450 = 450\n" in whole  # the last 1,500 tokens: about 300 of the 700 lines
+    assert "value_5_699 = 699\ntotal = <|fim_suffix|>" in budgeted
+    assert len(budgeted) < 0.75 * len(whole) and "value_5_450 = 450\n" not in budgeted

@@ -91,6 +91,7 @@ export interface ServerSettings {
     excludeGlobs: string[];
     repositoryContext: boolean;
     prepareNext: boolean;
+    latencyBudgetMs: number;
   };
   chat: {
     codebase: boolean;
@@ -219,6 +220,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
       excludeGlobs: strings(cfg, "completion.excludeGlobs"),
       repositoryContext: bool(cfg, "completion.repositoryContext", true),
       prepareNext: bool(cfg, "completion.prepareNext", true),
+      latencyBudgetMs: int(cfg, "completion.latencyBudgetMs", 1000, 0, 60000),
     },
     chat: {
       codebase: bool(cfg, "chat.codebase", true),

@@ -30,6 +30,7 @@ describe("buildServerSettings", () => {
         "completion.debounceMs": 40,
         "completion.repositoryContext": false,
         "completion.prepareNext": false,
+        "completion.latencyBudgetMs": 400,
         "chat.codebase": false,
         "chat.maxTokens": 900,
         "local.enabled": false,
@@ -51,6 +52,7 @@ describe("buildServerSettings", () => {
         excludeGlobs: ["**/secret/**"],
         repositoryContext: false,
         prepareNext: false,
+        latencyBudgetMs: 400,
       },
       chat: { codebase: false, maxTokens: 900 },
       local: { enabled: false },
@@ -59,7 +61,7 @@ describe("buildServerSettings", () => {
 
   it("never forwards client-only settings (the server rejects unknown completion keys)", () => {
     const s = buildServerSettings(cfg({ "completion.debounceMs": 100, "server.command": ["x"] }));
-    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "maxLines", "maxTokens", "prepareNext", "repositoryContext"]);
+    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "latencyBudgetMs", "maxLines", "maxTokens", "prepareNext", "repositoryContext"]);
     expect(JSON.stringify(s)).not.toMatch(/debounce|server/);
   });
 

@@ -69,6 +69,9 @@ class CompletionSettings:
     # Once a suggestion's stream has ended, ask for what follows it while the user reads it, so the
     # next one is there when they accept (one more request per suggestion; unused ones are counted).
     prepare_next: bool = True
+    # The time a prompt read from scratch may take before the first token (ms; 0: no limit). Kestrel
+    # learns the endpoint's pace from its streams and cuts the windows above to fit (completion/pace.py).
+    latency_budget_ms: int = 1000
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,7 @@ _CAMEL = {
     "chatCodebaseTokens": "chat_codebase_tokens",
     "chatMaxTokens": "chat_max_tokens",
     "prepareNext": "prepare_next",
+    "latencyBudgetMs": "latency_budget_ms",
     "wsRotateSeconds": "ws_rotate_s",
     "modelPath": "model_path",
     "caBundle": "ca_bundle",
@@ -369,6 +373,8 @@ def _validate(s: Settings) -> Settings:
     for name in ("max_lines", "max_tokens", "prefix_tokens"):
         if not isinstance(getattr(c, name), int) or getattr(c, name) <= 0:
             raise SettingsError(f"completion.{name} must be a positive integer")
+    if not isinstance(c.latency_budget_ms, int) or c.latency_budget_ms < 0:
+        raise SettingsError("completion.latencyBudgetMs must be 0 (no limit) or a positive number of milliseconds")
     model_path = s.local.model_path
     if model_path and not os.path.isabs(os.path.expanduser(str(model_path))):
         # Relative to what? The server's working directory, which can be an untrusted workspace.

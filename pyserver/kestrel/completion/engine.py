@@ -24,6 +24,7 @@ from .ending import EndingHabit
 from .generation import TAIL as _TAIL
 from .generation import CompletionObserver, Generation
 from .generation import pushed_indent as _pushed_indent
+from .pace import EndpointPace, Windows
 from .shape import opens_a_line, wants_multiline
 
 __all__ = ["CompletionInput", "CompletionObserver", "Generation", "InlineCompletionEngine"]
@@ -70,6 +71,7 @@ class InlineCompletionEngine:
         self._live: dict[str, Generation] = {}
         self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # exact-position LRU
         self._habit = EndingHabit()  # of the current provider's model
+        self.pace = EndpointPace()  # of the current provider's endpoint
         # Per document: what follows the suggestion last shown, asked for before it is accepted.
         self._prepared: dict[str, Generation] = {}
         self.generations_started = 0
@@ -83,6 +85,7 @@ class InlineCompletionEngine:
         self._prepared.clear()
         self._answers.clear()
         self._habit = EndingHabit()
+        self.pace = EndpointPace()
         self.provider = provider
 
     @property
@@ -182,8 +185,9 @@ class InlineCompletionEngine:
             cur = _opened(cur, _pushed_indent(cur))
         rest = cur.after.split("\n", 2)
         multiline = wants_multiline(cur.line_before, cur.line_after, rest[1] if len(rest) > 1 else None)
-        prefix = prefix_window(cur.before, s.prefix_tokens)
-        budget = int(s.context_tokens * 3.5)
+        sized = self.windows()
+        prefix = prefix_window(cur.before, sized.prefix_tokens)
+        budget = int(sized.context_tokens * 3.5)
         # Imported definitions first: they are stable while the user types (the prompt cache keeps
         # them); open-tab snippets follow the cursor, so they come last, in what budget is left.
         definitions = req.definitions(prefix, budget)
@@ -192,7 +196,7 @@ class InlineCompletionEngine:
         neighbors = tuple(n for n in req.neighbors(prefix, budget) if n.path not in defining)
         prompt = CompletionPrompt(
             prefix=prefix,
-            suffix=suffix_window(cur.after, s.suffix_tokens),
+            suffix=suffix_window(cur.after, sized.suffix_tokens),
             language=req.language,
             path=req.path,
             snippets=definitions + neighbors,
@@ -202,7 +206,19 @@ class InlineCompletionEngine:
         max_chars = (s.max_lines + 2) * 120 if multiline else 400
         trusts_end = multiline and self._habit.ends_blocks
         watched = multiline and not trusts_end and self._habit.watches()
-        return Generation(self.provider, prompt, at, observer, max_chars, s.max_lines, trusts_end, watched, self._habit)
+        gen = Generation(self.provider, prompt, at, observer, max_chars, s.max_lines, trusts_end, watched, self._habit)
+        # The order the endpoint reads it in (context, prefix, suffix): what it kept from the last one is cheap.
+        read = self.pace.sent("".join(sn.path + sn.text for sn in prompt.snippets) + "\0" + prompt.prefix
+                              + "\0" + prompt.suffix)
+        pace = self.pace
+        gen.task.add_done_callback(lambda _t: pace.record(read, gen.stats.ttft_ms))
+        return gen
+
+    def windows(self) -> Windows:
+        """The prompt windows for the next generation: the configured ones, cut to the latency budget
+        at the endpoint's learned pace."""
+        s = self.settings
+        return self.pace.windows(Windows(s.prefix_tokens, s.suffix_tokens, s.context_tokens), s.latency_budget_ms)
 
     async def _answer(self, gen: Generation, typed: str, cur: CursorText, req: CompletionInput) -> Shown | None:
         gen.adopted()

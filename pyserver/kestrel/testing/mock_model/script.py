@@ -23,6 +23,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "tokens": None,  # int: deterministic filler of N tokens when no rule matches
     "ttft_ms": 0.0,  # delay before the first token
     "tps": 0.0,  # tokens per second, 0 = as fast as possible
+    "prefill_tps": 0.0,  # prompt tokens read per second before the first token (a CPU server), 0 = instantly
     "model": "mock-model",  # default model name (the request's model is echoed)
     "models": ["mock-model"],  # ids listed by GET /v1/models
     "steering": True,  # WebSocket response.steer support
@@ -111,6 +112,7 @@ class Script:
     ttft_ms: float
     tps: float
     fault_after: int
+    prefill_tps: float
     retry_after: Any
     alternatives: dict[str, float] = field(default_factory=dict)
 
@@ -144,6 +146,7 @@ def select_script(cfg: dict[str, Any], hay: str, text_override: Optional[str] = 
         ttft_ms=ttft_ms,
         tps=tps,
         fault_after=int(cfg.get("fault_after") or 0),
+        prefill_tps=float(cfg.get("prefill_tps") or 0),
         retry_after=cfg.get("retry_after", 1),
         alternatives=alternatives,
     )
@@ -179,7 +182,7 @@ def make_plan(
     return Plan(
         tokens=tokens,
         finish_reason=finish,
-        ttft=script.ttft_ms / 1000.0,
+        ttft=script.ttft_ms / 1000.0 + (len(hay) / 4 / script.prefill_tps if script.prefill_tps > 0 else 0.0),
         tps=script.tps,
         fault=fault,
         fault_after=script.fault_after,

@@ -1,0 +1,95 @@
+"""How fast the endpoint reads a prompt, learned from its own streams; the prompt sized to a budget.
+
+A remote model reads thousands of prompt tokens a second, llama.cpp on a laptop CPU a few hundred.
+Each stream is a sample: the tokens the endpoint had to read (after what it kept of the previous
+prompt: servers reuse the longest common prefix) and its time to first token. A robust line through
+them (Theil–Sen) gives the fixed cost and the cost per token; the windows are cut in proportion so
+that a prompt read from scratch fits `completion.latencyBudgetMs`, never below a floor. Until there
+are enough samples, and when the budget allows them, the configured windows stand."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from statistics import median
+
+CHARS_PER_TOKEN = 3.5  # code in Qwen's and OpenAI's tokenizers
+SAMPLES = 32  # the recent streams the pace is learned from (an endpoint's load changes)
+MIN_SAMPLES = 4
+MIN_READ_TOKENS = 48  # a sample that read fewer new tokens says little about the cost per token
+FLOOR_PREFIX, FLOOR_SUFFIX = 128, 32  # tokens: below this a completion has too little to go on
+MIN_CONTEXT = 100  # tokens: less context from other files than this is left out
+
+
+@dataclass(frozen=True)
+class Windows:
+    prefix_tokens: int
+    suffix_tokens: int
+    context_tokens: int
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+class EndpointPace:
+    """The samples of one endpoint (a new provider starts a new pace)."""
+
+    def __init__(self) -> None:
+        self._samples: deque[tuple[float, float]] = deque(maxlen=SAMPLES)  # (tokens read, ttft ms)
+        self._last_prompt = ""
+
+    def read_tokens(self, prompt: str) -> float:
+        """Tokens of `prompt` the endpoint has to read: those after what it shares with the last one."""
+        return (len(prompt) - _common_prefix(prompt, self._last_prompt)) / CHARS_PER_TOKEN
+
+    def sent(self, prompt: str) -> float:
+        """A prompt goes out: the tokens the endpoint will read for it (recorded with its TTFT)."""
+        read = self.read_tokens(prompt)
+        self._last_prompt = prompt
+        return read
+
+    def record(self, read_tokens: float, ttft_ms: float | None) -> None:
+        if ttft_ms is not None and ttft_ms >= 0:
+            self._samples.append((read_tokens, ttft_ms))
+
+    def fit(self) -> tuple[float, float] | None:
+        """(fixed ms, ms per token read), or None until the samples span enough prompt sizes."""
+        pts = list(self._samples)
+        slopes = [(t2 - t1) / (n2 - n1) for i, (n1, t1) in enumerate(pts) for n2, t2 in pts[i + 1 :]
+                  if abs(n2 - n1) >= MIN_READ_TOKENS]
+        if len(pts) < MIN_SAMPLES or not slopes:
+            return None
+        per_token = max(median(slopes), 0.0)
+        fixed = max(median(t - per_token * n for n, t in pts), 0.0)
+        return fixed, per_token
+
+    def windows(self, configured: Windows, budget_ms: float) -> Windows:
+        """The configured windows, cut in proportion so that a prompt read in full fits `budget_ms`."""
+        fitted = self.fit()
+        total = configured.prefix_tokens + configured.suffix_tokens + configured.context_tokens
+        if fitted is None or budget_ms <= 0 or total <= 0:
+            return configured
+        fixed, per_token = fitted
+        if per_token <= 0:
+            return configured
+        affordable = (budget_ms - fixed) / per_token
+        if affordable >= total:
+            return configured
+        scale = max(affordable, 0.0) / total
+        context = int(configured.context_tokens * scale)
+        return Windows(
+            prefix_tokens=min(configured.prefix_tokens, max(FLOOR_PREFIX, int(configured.prefix_tokens * scale))),
+            suffix_tokens=min(configured.suffix_tokens, max(FLOOR_SUFFIX, int(configured.suffix_tokens * scale))),
+            context_tokens=context if context >= MIN_CONTEXT else 0,
+        )

@@ -1,0 +1,54 @@
+"""The prompt windows follow the endpoint's learned pace: a CPU server that reads a few hundred tokens
+a second gets windows its first token fits the budget with; a fast one keeps the configured windows."""
+
+from __future__ import annotations
+
+import pytest
+
+from kestrel.completion.pace import FLOOR_PREFIX, EndpointPace, Windows
+
+CONFIGURED = Windows(1500, 400, 600)
+
+
+def learned(ms_per_token: float, fixed_ms: float, sizes=(200, 600, 1100, 1700, 2500, 900)) -> EndpointPace:
+    pace = EndpointPace()
+    for n in sizes:
+        pace.record(n, fixed_ms + ms_per_token * n)
+    return pace
+
+
+def test_a_slow_endpoint_gets_windows_that_fit_the_budget_in_their_proportions():
+    pace = learned(3.0, 50.0)  # ~330 prompt tokens/s: a 0.5B on two laptop cores
+    assert pace.fit() == pytest.approx((50.0, 3.0))
+    w = pace.windows(CONFIGURED, 1000)
+    assert w.prefix_tokens + w.suffix_tokens + w.context_tokens <= (1000 - 50) / 3.0 + 1
+    assert w.prefix_tokens > w.suffix_tokens > 0 and w.prefix_tokens == int(1500 * 316.67 / 2500)
+    assert w.context_tokens == 0  # what is left for other files is too little to send
+
+
+def test_a_fast_endpoint_an_unknown_one_or_no_budget_keeps_the_configured_windows():
+    assert learned(0.1, 150.0).windows(CONFIGURED, 1000) == CONFIGURED  # 10k tokens/s
+    few = EndpointPace()
+    few.record(1000, 5000.0)
+    assert few.windows(CONFIGURED, 1000) == CONFIGURED
+    assert learned(3.0, 50.0).windows(CONFIGURED, 0) == CONFIGURED
+
+
+def test_an_endpoint_slower_than_the_budget_itself_gets_the_floor_not_nothing():
+    w = learned(20.0, 2000.0).windows(CONFIGURED, 1000)
+    assert (w.prefix_tokens, w.context_tokens) == (FLOOR_PREFIX, 0) and w.suffix_tokens > 0
+
+
+def test_one_stream_held_up_by_something_else_does_not_move_the_fit():
+    pace = learned(3.0, 50.0)
+    pace.record(300, 9000.0)  # the server was busy with a chat answer
+    fixed, per_token = pace.fit()
+    assert per_token == pytest.approx(3.0, rel=0.2) and fixed < 500
+
+
+def test_what_the_endpoint_kept_from_the_last_prompt_is_not_counted_as_read():
+    pace = EndpointPace()
+    first = "x" * 3500
+    assert pace.sent(first) == pytest.approx(1000)
+    assert pace.sent(first + "y" * 35) == pytest.approx(10)  # typed at the end: only that is new
+    assert pace.read_tokens("z" + first) == pytest.approx(3501 / 3.5)  # changed at the start: all of it

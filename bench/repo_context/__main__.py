@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                                                         "is noise")
     p.add_argument("--kestrel-src", default=None, help="measure the kestrel package in this directory")
     p.add_argument("--out", default=None, help="JSON output (default bench/out/repo-context[-<model>].json)")
-    p.add_argument("--md", default=None, help="markdown output (default bench/QUALITY[-<model>].md; none for --limit)")
+    p.add_argument("--md", default=None, help="markdown output (default bench/QUALITY[-<model>].md; none for --limit; `none`: no markdown)")
     p.add_argument("--report-only", action="store_true", help="re-render the table and markdown from the JSON")
     return p.parse_args(argv)
 
@@ -70,7 +70,7 @@ def model_stem(args: argparse.Namespace) -> str | None:
 def output_paths(args: argparse.Namespace) -> tuple[Path, Path | None]:
     stem = model_stem(args)
     out = Path(args.out) if args.out else BENCH / "out" / (f"repo-context-{stem}.json" if stem else "repo-context.json")
-    md = Path(args.md) if args.md else (None if args.limit is not None else
+    md = None if args.md == "none" else Path(args.md) if args.md else (None if args.limit is not None else
                                         BENCH / (f"QUALITY-{stem}.md" if stem else "QUALITY.md"))
     return out, md
 

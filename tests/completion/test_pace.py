@@ -1,5 +1,6 @@
-"""The prompt windows follow the endpoint's learned pace: a CPU server that reads a few hundred tokens
-a second gets windows its first token fits the budget with; a fast one keeps the configured windows."""
+"""The prompt follows the endpoint's learned pace: on a CPU server that reads a few hundred tokens a
+second, a prompt that would take longer than the budget to read is cut to what fits; a prompt that
+fits, a fast endpoint or one not yet measured keep what the windows give."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from kestrel.completion.pace import FLOOR_PREFIX, EndpointPace, Windows
 
-CONFIGURED = Windows(1500, 400, 600)
+FULL = Windows(1500, 400, 600)  # the tokens of each part of the prompt about to be sent
 
 
 def learned(ms_per_token: float, fixed_ms: float, sizes=(200, 600, 1100, 1700, 2500, 900)) -> EndpointPace:
@@ -17,25 +18,26 @@ def learned(ms_per_token: float, fixed_ms: float, sizes=(200, 600, 1100, 1700, 2
     return pace
 
 
-def test_a_slow_endpoint_gets_windows_that_fit_the_budget_in_their_proportions():
+def test_a_prompt_a_slow_endpoint_reads_too_slowly_is_cut_in_proportion_to_fit_the_budget():
     pace = learned(3.0, 50.0)  # ~330 prompt tokens/s: a 0.5B on two laptop cores
     assert pace.fit() == pytest.approx((50.0, 3.0))
-    w = pace.windows(CONFIGURED, 1000)
+    w = pace.cut(FULL, 1000)
     assert w.prefix_tokens + w.suffix_tokens + w.context_tokens <= (1000 - 50) / 3.0 + 1
     assert w.prefix_tokens > w.suffix_tokens > 0 and w.prefix_tokens == int(1500 * 316.67 / 2500)
     assert w.context_tokens == 0  # what is left for other files is too little to send
 
 
-def test_a_fast_endpoint_an_unknown_one_or_no_budget_keeps_the_configured_windows():
-    assert learned(0.1, 150.0).windows(CONFIGURED, 1000) == CONFIGURED  # 10k tokens/s
+def test_a_prompt_that_fits_a_fast_endpoint_an_unknown_one_or_no_budget_is_not_cut():
+    assert learned(3.0, 50.0).cut(Windows(250, 40, 0), 1000) is None  # a short file: it fits as it is
+    assert learned(0.1, 150.0).cut(FULL, 1000) is None  # 10k tokens/s
     few = EndpointPace()
     few.record(1000, 5000.0)
-    assert few.windows(CONFIGURED, 1000) == CONFIGURED
-    assert learned(3.0, 50.0).windows(CONFIGURED, 0) == CONFIGURED
+    assert few.cut(FULL, 1000) is None
+    assert learned(3.0, 50.0).cut(FULL, 0) is None
 
 
 def test_an_endpoint_slower_than_the_budget_itself_gets_the_floor_not_nothing():
-    w = learned(20.0, 2000.0).windows(CONFIGURED, 1000)
+    w = learned(20.0, 2000.0).cut(FULL, 1000)
     assert (w.prefix_tokens, w.context_tokens) == (FLOOR_PREFIX, 0) and w.suffix_tokens > 0
 
 

@@ -24,7 +24,7 @@ from .ending import EndingHabit
 from .generation import TAIL as _TAIL
 from .generation import CompletionObserver, Generation
 from .generation import pushed_indent as _pushed_indent
-from .pace import EndpointPace, Windows
+from .pace import CHARS_PER_TOKEN, EndpointPace, Windows
 from .shape import opens_a_line, wants_multiline
 
 __all__ = ["CompletionInput", "CompletionObserver", "Generation", "InlineCompletionEngine"]
@@ -185,21 +185,17 @@ class InlineCompletionEngine:
             cur = _opened(cur, _pushed_indent(cur))
         rest = cur.after.split("\n", 2)
         multiline = wants_multiline(cur.line_before, cur.line_after, rest[1] if len(rest) > 1 else None)
-        sized = self.windows()
-        prefix = prefix_window(cur.before, sized.prefix_tokens)
-        budget = int(sized.context_tokens * 3.5)
-        # Imported definitions first: they are stable while the user types (the prompt cache keeps
-        # them); open-tab snippets follow the cursor, so they come last, in what budget is left.
-        definitions = req.definitions(prefix, budget)
-        budget -= sum(len(d.text) + len(d.path) + 16 for d in definitions)
-        defining = {d.path for d in definitions}  # a file whose definitions are sent gets no window too
-        neighbors = tuple(n for n in req.neighbors(prefix, budget) if n.path not in defining)
+        prefix, suffix, snippets = self._parts(req, cur, Windows(s.prefix_tokens, s.suffix_tokens, s.context_tokens))
+        sent = Windows(*(int(len(t) / CHARS_PER_TOKEN) for t in (prefix, suffix, "".join(sn.text for sn in snippets))))
+        cut = self.pace.cut(sent, s.latency_budget_ms)  # a slow endpoint: what it reads within the budget
+        if cut is not None:
+            prefix, suffix, snippets = self._parts(req, cur, cut)
         prompt = CompletionPrompt(
             prefix=prefix,
-            suffix=suffix_window(cur.after, sized.suffix_tokens),
+            suffix=suffix,
             language=req.language,
             path=req.path,
-            snippets=definitions + neighbors,
+            snippets=snippets,
             max_tokens=s.max_tokens if multiline else min(s.max_tokens, 64),
             multiline=multiline,
         )
@@ -214,11 +210,18 @@ class InlineCompletionEngine:
         gen.task.add_done_callback(lambda _t: pace.record(read, gen.stats.ttft_ms))
         return gen
 
-    def windows(self) -> Windows:
-        """The prompt windows for the next generation: the configured ones, cut to the latency budget
-        at the endpoint's learned pace."""
-        s = self.settings
-        return self.pace.windows(Windows(s.prefix_tokens, s.suffix_tokens, s.context_tokens), s.latency_budget_ms)
+    @staticmethod
+    def _parts(req: CompletionInput, cur: CursorText, w: Windows) -> tuple[str, str, tuple[Snippet, ...]]:
+        """The prefix, suffix and snippets from other files within the windows `w`."""
+        prefix = prefix_window(cur.before, w.prefix_tokens)
+        budget = int(w.context_tokens * CHARS_PER_TOKEN)
+        # Imported definitions first: they are stable while the user types (the prompt cache keeps
+        # them); open-tab snippets follow the cursor, so they come last, in what budget is left.
+        definitions = req.definitions(prefix, budget)
+        budget -= sum(len(d.text) + len(d.path) + 16 for d in definitions)
+        defining = {d.path for d in definitions}  # a file whose definitions are sent gets no window too
+        neighbors = tuple(n for n in req.neighbors(prefix, budget) if n.path not in defining)
+        return prefix, suffix_window(cur.after, w.suffix_tokens), definitions + neighbors
 
     async def _answer(self, gen: Generation, typed: str, cur: CursorText, req: CompletionInput) -> Shown | None:
         gen.adopted()

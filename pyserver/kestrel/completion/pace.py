@@ -74,22 +74,22 @@ class EndpointPace:
         fixed = max(median(t - per_token * n for n, t in pts), 0.0)
         return fixed, per_token
 
-    def windows(self, configured: Windows, budget_ms: float) -> Windows:
-        """The configured windows, cut in proportion so that a prompt read in full fits `budget_ms`."""
+    def cut(self, sent: Windows, budget_ms: float) -> Windows | None:
+        """Smaller windows when the prompt about to be sent (`sent`: the tokens of each of its parts)
+        would take longer than `budget_ms` to read from scratch; None when it fits (or the pace is not
+        known yet). The parts are cut in proportion, never below the floors."""
         fitted = self.fit()
-        total = configured.prefix_tokens + configured.suffix_tokens + configured.context_tokens
-        if fitted is None or budget_ms <= 0 or total <= 0:
-            return configured
+        total = sent.prefix_tokens + sent.suffix_tokens + sent.context_tokens
+        if fitted is None or budget_ms <= 0 or total <= 0 or fitted[1] <= 0:
+            return None
         fixed, per_token = fitted
-        if per_token <= 0:
-            return configured
         affordable = (budget_ms - fixed) / per_token
         if affordable >= total:
-            return configured
+            return None
         scale = max(affordable, 0.0) / total
-        context = int(configured.context_tokens * scale)
+        context = int(sent.context_tokens * scale)
         return Windows(
-            prefix_tokens=min(configured.prefix_tokens, max(FLOOR_PREFIX, int(configured.prefix_tokens * scale))),
-            suffix_tokens=min(configured.suffix_tokens, max(FLOOR_SUFFIX, int(configured.suffix_tokens * scale))),
+            prefix_tokens=min(sent.prefix_tokens, max(FLOOR_PREFIX, int(sent.prefix_tokens * scale))),
+            suffix_tokens=min(sent.suffix_tokens, max(FLOOR_SUFFIX, int(sent.suffix_tokens * scale))),
             context_tokens=context if context >= MIN_CONTEXT else 0,
         )

@@ -144,6 +144,19 @@ describe("globs", () => {
     expect(ex.excludes("src/app.py")).toBe(false);
   });
 
+  it("reads a nested .gitignore for what is below it only", () => {
+    const globs = gitignoreGlobs("out/\n/local.cfg\n*.tmp\n", "web/");
+    expect(globs).toEqual(["web/**/out", "web/local.cfg", "web/**/*.tmp"]);
+    const ex = new PathExcluder(globs);
+    expect(ex.excludes("web/out/bundle.js")).toBe(true);
+    expect(ex.excludes("web/src/out/x.js")).toBe(true);
+    expect(ex.excludes("web/src/a.tmp")).toBe(true);
+    expect(ex.excludes("web/local.cfg")).toBe(true);
+    expect(ex.excludes("out/bundle.js")).toBe(false);
+    expect(ex.excludes("api/a.tmp")).toBe(false);
+    expect(ex.excludes("web/src/local.cfg")).toBe(false);
+  });
+
   it("gives findFiles one pattern for them all", () => {
     expect(findFilesExclude(["**/node_modules", "**/*.{log,tmp}"])).toBe("{**/node_modules,**/*.log,**/*.tmp}");
     expect(findFilesExclude(["**/.git"])).toBe("**/.git");
@@ -284,6 +297,12 @@ describe("the picker's rows", () => {
     await p.query(1, "site");
     await p.query(2, "app");
     expect(rows().map((r) => r.items.filter((i) => i.kind === "file").map((i) => i.name))).toEqual([[], ["app.py"]]);
+    workspace({ ".gitignore": "*.log\n", "web/.gitignore": "dist/\n", "web/dist/bundle.js": "", "web/app.js": "",
+                "dist/keep.js": "" });
+    const nested = picker();
+    await nested.p.query(1, "bundle");
+    await nested.p.query(2, "keep");
+    expect(nested.rows().map((r) => r.items.filter((i) => i.kind === "file").map((i) => i.name))).toEqual([[], ["keep.js"]]);
     fake.settings["useIgnoreFiles"] = { globalValue: false };
     const other = picker();
     await other.p.query(1, "site");

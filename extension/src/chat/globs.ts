@@ -114,10 +114,13 @@ export function enabledPatterns(setting: unknown): string[] {
 
 /**
  * A `.gitignore` as globs of the kind above (what Quick Open hides with `search.useIgnoreFiles`):
- * `name` anywhere, `a/b` and `/a` from the folder, `dir/` a folder. Negations (`!keep`) are left
- * out: the picker may hide a little more than Git does, never less.
+ * `name` anywhere below it, `a/b` and `/a` from its folder, `dir/` a folder. `dir` is the folder
+ * the file sits in (relative to the workspace folder, "" at its root): a nested `.gitignore` speaks
+ * only for what is below it. Negations (`!keep`) are left out: the picker may hide a little more than
+ * Git does, never less.
  */
-export function gitignoreGlobs(text: string): string[] {
+export function gitignoreGlobs(text: string, dir = ""): string[] {
+  const base = dir.replace(/\\/g, "/").replace(/^\/+|\/+$/g, "");
   const out: string[] = [];
   for (const raw of text.split(/\r?\n/)) {
     let line = raw.replace(/(?<!\\)\s+$/, "");
@@ -125,7 +128,8 @@ export function gitignoreGlobs(text: string): string[] {
     if (line.startsWith("\\#") || line.startsWith("\\!")) line = line.slice(1);
     line = line.replace(/\/+$/, "");
     if (!line) continue;
-    out.push(line.includes("/") ? line.replace(/^\/+/, "") : `**/${line}`);
+    const glob = line.includes("/") ? line.replace(/^\/+/, "") : `**/${line}`;
+    out.push(base ? `${base}/${glob}` : glob);
   }
   return out;
 }

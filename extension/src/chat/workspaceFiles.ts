@@ -23,6 +23,8 @@ export const MAX_FILES = 50_000;
 /** More watcher events than this in one burst: list again rather than stat each. */
 const BURST = 300;
 const SETTLE_MS = 150;
+/** `.gitignore` files read for the picker (a monorepo has dozens; beyond this many, the rest are not). */
+const MAX_GITIGNORES = 200;
 
 const depth = (rel: string) => rel.split("/").length;
 const relative = (uri: vscode.Uri) => vscode.workspace.asRelativePath(uri, (vscode.workspace.workspaceFolders?.length ?? 0) > 1);
@@ -43,16 +45,19 @@ export class Exclusions {
     this.findFilesExclude = findFilesExclude(hidden);
   }
 
-  /** With the workspace folders' `.gitignore` patterns, unless `search.useIgnoreFiles` is off. */
+  /** With the patterns of every `.gitignore` in the workspace (a nested one for what is below it),
+   * unless `search.useIgnoreFiles` is off. */
   static async read(): Promise<Exclusions> {
     const ignored: string[] = [];
     if (vscode.workspace.getConfiguration("search").get<boolean>("useIgnoreFiles") !== false) {
-      for (const folder of vscode.workspace.workspaceFolders ?? []) {
+      const found = await vscode.workspace.findFiles("**/.gitignore", "**/{node_modules,.git}/**", MAX_GITIGNORES);
+      for (const uri of found.filter((u) => u.path.endsWith("/.gitignore"))) {
+        const rel = vscode.workspace.asRelativePath(uri, false);
         try {
-          const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(folder.uri, ".gitignore")));
-          ignored.push(...gitignoreGlobs(text));
+          const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+          ignored.push(...gitignoreGlobs(text, rel.slice(0, -".gitignore".length)));
         } catch {
-          // no .gitignore there
+          // gone since it was listed
         }
       }
     }
@@ -210,7 +215,7 @@ export class WorkspaceFiles implements vscode.Disposable {
   private watch(): void {
     const w = vscode.workspace.createFileSystemWatcher("**/*", false, false, false);
     this.watcher = w;
-    const gitignore = (uri: vscode.Uri) => uri.path.endsWith("/.gitignore") && vscode.workspace.workspaceFolders?.some((f) => uri.path === `${f.uri.path.replace(/\/$/, "")}/.gitignore`);
+    const gitignore = (uri: vscode.Uri) => uri.path.endsWith("/.gitignore");
     w.onDidCreate((uri) => {
       if (gitignore(uri)) return this.reload();
       this.created.add(uri.toString());

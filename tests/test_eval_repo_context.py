@@ -248,7 +248,7 @@ class FakeKestrel:
 def test_one_task_through_every_system(tmp_path):
     t = next(t for t in app_tasks(tmp_path) if t.name == "make_widget")
     rawc, kest, tabs, bare = FakeRaw(t.truth + "\n"), FakeKestrel(), FakeKestrel(), FakeKestrel()
-    sessions = {"kestrel": kest, "kestrel-tabs": tabs, "kestrel-nocontext": bare, "kestrel-nobudget": FakeKestrel()}
+    sessions = {"kestrel": kest, "kestrel-tabs": tabs, "kestrel-nocontext": bare, "kestrel-budget": FakeKestrel()}
     got = {s: asyncio.run(runner.answer(t, s, rawc, sessions, {"mypkg-dist": tmp_path})) for s in runner.SYSTEMS}
     assert got["raw"]["exact"] and got["oracle"]["exact"] and got["raw"]["uses_name"]
     assert rawc.calls[0] == ("fim", t.prefix, t.suffix, True)  # a short file fits raw's window whole
@@ -281,7 +281,7 @@ def _rec(i: int, sims: dict[str, float], first: str = "raw") -> dict:
 
 def test_summary_thresholds_margins_and_markdown():
     sims = {"raw": 0.35, "oracle": 1.0, "kestrel": 0.0, "kestrel-tabs": 0.8, "kestrel-nocontext": 0.0,
-            "kestrel-nobudget": 0.0}
+            "kestrel-budget": 0.0}
     recs = [_rec(i, sims, first=runner.SYSTEMS[i % 4]) for i in range(8)]
     s = summary.summarize(recs)
     assert s["systems"] == list(runner.SYSTEMS) and s["thresholds"] == {"useful": 0.7, "noise": 0.4}

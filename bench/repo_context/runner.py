@@ -11,8 +11,8 @@ Systems, each asked once per task, which one goes first rotating task by task:
   disk, before the current file), as an editor holds them;
 - kestrel-nocontext: `kestrel-lsp` with only the current file open and `completion.repositoryContext`
   off (what the context engine adds, on the same pipeline);
-- kestrel-nobudget: `kestrel-lsp` with only the current file open and `completion.latencyBudgetMs` 0
-  (the configured windows whatever the endpoint's pace: what sizing the prompt to the budget costs).
+- kestrel-budget: `kestrel-lsp` with only the current file open and `completion.latencyBudgetMs` 1000
+  (the prompt cut to what the endpoint reads in a second: what that buys in time and costs in quality).
 
 The two Kestrel systems are two server processes (Kestrel caches an answer per document and cursor,
 so one process would hand the second system the first one's answer). Both have every package's
@@ -48,7 +48,8 @@ from bench.quality.lsp import LspAnswer, apply_item, server_env
 from . import prompts, scoring
 from .tasks import RepoTask
 
-SYSTEMS = ("raw", "oracle", "kestrel", "kestrel-tabs", "kestrel-nocontext", "kestrel-nobudget")
+BUDGET_MS = 1000  # kestrel-budget's completion.latencyBudgetMs
+SYSTEMS = ("raw", "oracle", "kestrel", "kestrel-tabs", "kestrel-nocontext", "kestrel-budget")
 N_CTX = 8192  # raw windows (1,500 + 400 tokens) + up to ~1,150 tokens of definitions, with room to spare
 
 
@@ -199,7 +200,7 @@ async def evaluate(tasks: list[RepoTask], roots: dict[str, Path], *, model_path:
         model_info = {"model": endpoint.model, "model_path": None, "endpoint": endpoint.base_url}
     rawc = prompts.RepoFim(endpoint.base_url, endpoint.model, endpoint.api_key)
     changed = {"kestrel-nocontext": {"kestrel": {"completion": {"repositoryContext": False}}},
-               "kestrel-nobudget": {"kestrel": {"completion": {"latencyBudgetMs": 0}}}}
+               "kestrel-budget": {"kestrel": {"completion": {"latencyBudgetMs": BUDGET_MS}}}}
     sessions = {s: KestrelRepo(endpoint, roots, logs / f"repo-context-{s}.log", kestrel_src, changed.get(s))
                 for s in systems if s.startswith("kestrel")}
     records: list[dict[str, Any]] = []

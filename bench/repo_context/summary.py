@@ -22,7 +22,7 @@ USEFUL = 0.7
 NOISE = 0.4
 BINARY = ("exact", "useful", "noise", "uses_name")
 COMPARISONS = (("oracle", "raw"), ("kestrel", "raw"), ("kestrel", "kestrel-nocontext"), ("kestrel-tabs", "kestrel"),
-               ("kestrel-tabs", "raw"), ("oracle", "kestrel"), ("kestrel", "kestrel-nobudget"), ("kestrel-nobudget", "raw"))
+               ("kestrel-tabs", "raw"), ("oracle", "kestrel"), ("kestrel-budget", "kestrel"), ("kestrel-budget", "raw"))
 
 
 def systems_in(records: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -196,8 +196,9 @@ def _method(doc: dict[str, Any]) -> list[str]:
         "the file open at its real path in a workspace whose folders are the packages; **kestrel-tabs** = the same "
         "with the defining modules (whole files) opened first, as tabs; Kestrel picks its own snippets from open "
         "tabs (`context/neighbors.py`); **kestrel-nocontext** = kestrel with `completion.repositoryContext` off "
-        "(no imported definitions: what the context engine adds); **kestrel-nobudget** = kestrel with "
-        "`completion.latencyBudgetMs` 0 (the configured windows whatever the endpoint's pace). One server process each (Kestrel caches an answer "
+        "(no imported definitions: what the context engine adds); **kestrel-budget** = kestrel with "
+        "`completion.latencyBudgetMs` 1000 (the prompt cut to what the endpoint reads in a second: context first, "
+        "then the suffix, then the prefix, never under 512 tokens). One server process each (Kestrel caches an answer "
         "per document and cursor).",
         "- **Scores** (what the editor holds after accepting the first item vs the real line, trailing whitespace "
         "ignored): **exact**; **edit sim** = 1 − Levenshtein / longer length (nothing shown = 0), mean; **ident F1** "

@@ -220,7 +220,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
       excludeGlobs: strings(cfg, "completion.excludeGlobs"),
       repositoryContext: bool(cfg, "completion.repositoryContext", true),
       prepareNext: bool(cfg, "completion.prepareNext", true),
-      latencyBudgetMs: int(cfg, "completion.latencyBudgetMs", 1000, 0, 60000),
+      latencyBudgetMs: int(cfg, "completion.latencyBudgetMs", 0, 0, 60000),
     },
     chat: {
       codebase: bool(cfg, "chat.codebase", true),

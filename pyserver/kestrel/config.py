@@ -69,9 +69,10 @@ class CompletionSettings:
     # Once a suggestion's stream has ended, ask for what follows it while the user reads it, so the
     # next one is there when they accept (one more request per suggestion; unused ones are counted).
     prepare_next: bool = True
-    # The time a prompt read from scratch may take before the first token (ms; 0: no limit). Kestrel
-    # learns the endpoint's pace from its streams and cuts the windows above to fit (completion/pace.py).
-    latency_budget_ms: int = 1000
+    # The time a prompt read from scratch may take before the first token (ms; 0: no limit, the default:
+    # on a CPU the cut costs the 0.5B more than it saves, see docs/design-notes.md). Kestrel learns the
+    # endpoint's pace from its streams and cuts the windows above to fit (completion/pace.py).
+    latency_budget_ms: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,13 @@
 """The prompt follows the endpoint's learned pace: on a CPU server that reads a few hundred tokens a
-second, a prompt that would take longer than the budget to read is cut to what fits; a prompt that
-fits, a fast endpoint or one not yet measured keep what the windows give."""
+second, a prompt that would take longer than the budget to read is cut to what fits (context first,
+then suffix, then prefix, down to floors); a prompt that fits, a fast endpoint or one not yet
+measured keep what the windows give."""
 
 from __future__ import annotations
 
 import pytest
 
-from kestrel.completion.pace import FLOOR_PREFIX, EndpointPace, Windows
+from kestrel.completion.pace import FLOOR_PREFIX, FLOOR_SUFFIX, EndpointPace, Windows
 
 FULL = Windows(1500, 400, 600)  # the tokens of each part of the prompt about to be sent
 
@@ -18,13 +19,13 @@ def learned(ms_per_token: float, fixed_ms: float, sizes=(200, 600, 1100, 1700, 2
     return pace
 
 
-def test_a_prompt_a_slow_endpoint_reads_too_slowly_is_cut_in_proportion_to_fit_the_budget():
+def test_a_prompt_a_slow_endpoint_reads_too_slowly_loses_context_then_suffix_then_prefix_to_fit():
     pace = learned(3.0, 50.0)  # ~330 prompt tokens/s: a 0.5B on two laptop cores
     assert pace.fit() == pytest.approx((50.0, 3.0))
-    w = pace.cut(FULL, 1000)
-    assert w.prefix_tokens + w.suffix_tokens + w.context_tokens <= (1000 - 50) / 3.0 + 1
-    assert w.prefix_tokens > w.suffix_tokens > 0 and w.prefix_tokens == int(1500 * 316.67 / 2500)
-    assert w.context_tokens == 0  # what is left for other files is too little to send
+    assert pace.cut(FULL, 6500) == Windows(1500, 400, 250)  # 2,150 tokens fit: only context goes
+    assert pace.cut(FULL, 5000) == Windows(1500, 150, 0)  # 1,650: all the context, then some suffix
+    w = pace.cut(FULL, 3000)  # 983 tokens
+    assert (w.suffix_tokens, w.context_tokens) == (FLOOR_SUFFIX, 0) and w.prefix_tokens == int(983.33 - FLOOR_SUFFIX)
 
 
 def test_a_prompt_that_fits_a_fast_endpoint_an_unknown_one_or_no_budget_is_not_cut():
@@ -36,9 +37,9 @@ def test_a_prompt_that_fits_a_fast_endpoint_an_unknown_one_or_no_budget_is_not_c
     assert learned(3.0, 50.0).cut(FULL, 0) is None
 
 
-def test_an_endpoint_slower_than_the_budget_itself_gets_the_floor_not_nothing():
-    w = learned(20.0, 2000.0).cut(FULL, 1000)
-    assert (w.prefix_tokens, w.context_tokens) == (FLOOR_PREFIX, 0) and w.suffix_tokens > 0
+def test_an_endpoint_slower_than_the_budget_itself_gets_the_floors_not_nothing():
+    assert learned(20.0, 2000.0).cut(FULL, 1000) == Windows(FLOOR_PREFIX, FLOOR_SUFFIX, 0)
+    assert learned(3.0, 50.0).cut(Windows(384, 96, 0), 1000) == Windows(384, FLOOR_SUFFIX, 0)  # under the floor: kept
 
 
 def test_one_stream_held_up_by_something_else_does_not_move_the_fit():

@@ -72,7 +72,7 @@ def _examples(doc: dict[str, Any], k: int = 4) -> list[str]:
         if len(out) >= k:
             break
         if r.get("kestrel", {}).get("valid") and not r.get("native", {}).get("valid"):
-            content = r["kestrel"]["content"].replace("\n", "⏎")[:160]
+            content = r["kestrel"]["content"].replace("```", "").replace("`", "'").replace("\n", "⏎")[:160]
             out.append(f"- `{r['id']}`: native found no valid call; the answer's text was `{content}`; "
                        f"Kestrel read {r['kestrel']['calls']} ({', '.join(r['kestrel']['paths'])})")
     return out

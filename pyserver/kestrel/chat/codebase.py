@@ -15,11 +15,11 @@ from typing import Any
 
 from ..context.codebase_index import CodebaseIndex, Hit, code_names
 from ..context.excluded_text import message_text
+from ..context.window import CHARS_PER_TOKEN  # a budget in tokens, spent in characters
 
 CODEBASE_TAG = re.compile(r"(?<![\w#])#codebase\b", re.IGNORECASE)
 # `[src/app.py:10-20]`, `[app.py:7]`, `[app.py]` (a path with a suffix; lines 1-based)
 CITATION = re.compile(r"\[`?([\w./\\-]+\.[A-Za-z0-9]{1,8})`?(?::(\d+)(?:\s*[-–]\s*(\d+))?)?\]")
-CHARS_PER_TOKEN = 3.5  # code in Qwen's and OpenAI's tokenizers: a budget in tokens, spent in characters
 MAX_SOURCES = 8
 MIN_PART_CHARS = 400  # a source cut to fit the budget keeps at least this much, else it is left out
 _FENCES = {".py": "python", ".pyi": "python", ".ts": "typescript", ".tsx": "tsx", ".js": "javascript",

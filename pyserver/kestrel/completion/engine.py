@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..config import CompletionSettings
-from ..context.window import CursorText, prefix_window, suffix_window
+from ..context.window import CHARS_PER_TOKEN, CursorText, prefix_window, suffix_window
 from ..providers.base import CompletionPrompt, Provider, ProviderError, Snippet
 from . import guards
 from .cuts import CutOptions, Shown, cut
@@ -24,7 +24,7 @@ from .ending import EndingHabit
 from .generation import TAIL as _TAIL
 from .generation import CompletionObserver, Generation
 from .generation import pushed_indent as _pushed_indent
-from .pace import CHARS_PER_TOKEN, EndpointPace, Windows
+from .pace import EndpointPace, Windows
 from .shape import opens_a_line, wants_multiline
 
 __all__ = ["CompletionInput", "CompletionObserver", "Generation", "InlineCompletionEngine"]

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from statistics import median
 
-CHARS_PER_TOKEN = 3.5  # code in Qwen's and OpenAI's tokenizers
+from ..context.window import CHARS_PER_TOKEN
 SAMPLES = 32  # the recent streams the pace is learned from (an endpoint's load changes)
 MIN_SAMPLES = 4
 MIN_READ_TOKENS = 48  # a sample that read fewer new tokens says little about the cost per token

@@ -71,7 +71,8 @@ class CompletionSettings:
     prepare_next: bool = True
     # The time a prompt read from scratch may take before the first token (ms; 0: no limit, the default:
     # on a CPU the cut costs the 0.5B more than it saves, see docs/design-notes.md). Kestrel learns the
-    # endpoint's pace from its streams and cuts the windows above to fit (completion/pace.py).
+    # endpoint's pace from its streams (while a budget is set) and cuts the windows above to fit
+    # (completion/pace.py).
     latency_budget_ms: int = 0
 
 

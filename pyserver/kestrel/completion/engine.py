@@ -185,11 +185,13 @@ class InlineCompletionEngine:
             cur = _opened(cur, _pushed_indent(cur))
         rest = cur.after.split("\n", 2)
         multiline = wants_multiline(cur.line_before, cur.line_after, rest[1] if len(rest) > 1 else None)
+        budgeted = s.latency_budget_ms > 0  # off (the default): no pace is kept, nothing is cut
         prefix, suffix, snippets = self._parts(req, cur, Windows(s.prefix_tokens, s.suffix_tokens, s.context_tokens))
-        sent = Windows(*(int(len(t) / CHARS_PER_TOKEN) for t in (prefix, suffix, "".join(sn.text for sn in snippets))))
-        cut = self.pace.cut(sent, s.latency_budget_ms)  # a slow endpoint: what it reads within the budget
-        if cut is not None:
-            prefix, suffix, snippets = self._parts(req, cur, cut)
+        if budgeted:
+            sent = Windows(*(int(len(t) / CHARS_PER_TOKEN) for t in (prefix, suffix, "".join(sn.text for sn in snippets))))
+            cut = self.pace.cut(sent, s.latency_budget_ms)  # a slow endpoint: what it reads within the budget
+            if cut is not None:
+                prefix, suffix, snippets = self._parts(req, cur, cut)
         prompt = CompletionPrompt(
             prefix=prefix,
             suffix=suffix,
@@ -203,11 +205,12 @@ class InlineCompletionEngine:
         trusts_end = multiline and self._habit.ends_blocks
         watched = multiline and not trusts_end and self._habit.watches()
         gen = Generation(self.provider, prompt, at, observer, max_chars, s.max_lines, trusts_end, watched, self._habit)
-        # The order the endpoint reads it in (context, prefix, suffix): what it kept from the last one is cheap.
-        read = self.pace.sent("".join(sn.path + sn.text for sn in prompt.snippets) + "\0" + prompt.prefix
-                              + "\0" + prompt.suffix)
-        pace = self.pace
-        gen.task.add_done_callback(lambda _t: pace.record(read, gen.stats.ttft_ms))
+        if budgeted:
+            # The order the endpoint reads it in (context, prefix, suffix): what it kept from the last one is cheap.
+            read = self.pace.sent("".join(sn.path + sn.text for sn in prompt.snippets) + "\0" + prompt.prefix
+                                  + "\0" + prompt.suffix)
+            pace = self.pace
+            gen.task.add_done_callback(lambda _t: pace.record(read, gen.stats.ttft_ms))
         return gen
 
     @staticmethod

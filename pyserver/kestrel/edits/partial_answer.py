@@ -162,7 +162,8 @@ def _merged(region: str, answer: str, instruction: str, repair: bool) -> str | N
     if not given or len(imports) + len(given) != len(new.body):
         return None
     may_drop = set(re.findall(r"[A-Za-z_]\w*", instruction)) if _REMOVES.search(instruction) else set()
-    merge = _Merge(old, old_src.split("\n"), new_src.split("\n"), may_drop, _gap(old, old_src.split("\n"), base))
+    old_lines = old_src.split("\n")
+    merge = _Merge(old, old_lines, new_src.split("\n"), may_drop, _gap(old, old_lines, base))
     merge.partial = any(name not in {n.name for n in given} and name not in may_drop for name in merge.top)
     if not all(merge.place(node) for node in given) or not merge.partial or (repair and not merge.replaced):
         return None

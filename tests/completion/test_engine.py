@@ -122,3 +122,13 @@ def test_a_stream_that_fails_after_it_answered_is_not_reported():
 
     assert asyncio.run(go()) == "x + 1"
     assert errors == [None]
+
+
+def test_a_long_file_s_prompt_keeps_its_imports_in_front_of_the_window():
+    """Past the prefix window the file's head is cut off; its import block is not (context/file_head.py)."""
+    head = "import numpy as np\nfrom pathlib import Path\n\n"
+    doc = head + "".join(f"def f{i}(x):\n    return np.asarray(x) + {i}\n\n" for i in range(400)) + "root = \n"
+    _, prompt = complete_at(doc, len(doc) - 1, "Path('.')")
+    assert prompt.prefix.startswith("import numpy as np\nfrom pathlib import Path\n")
+    assert prompt.prefix.endswith("root = ") and prompt.prefix.count("from pathlib import Path") == 1
+    assert len(prompt.prefix) < len(doc) / 2  # the window is still the file's tail, not the file

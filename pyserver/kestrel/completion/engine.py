@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..config import CompletionSettings
-from ..context.window import CHARS_PER_TOKEN, CursorText, prefix_window, suffix_window
+from ..context.file_head import prefix_with_imports
+from ..context.window import CHARS_PER_TOKEN, CursorText, suffix_window
 from ..providers.base import CompletionPrompt, Provider, ProviderError, Snippet
 from . import guards
 from .cuts import CutOptions, Shown, cut
@@ -216,7 +217,7 @@ class InlineCompletionEngine:
     @staticmethod
     def _parts(req: CompletionInput, cur: CursorText, w: Windows) -> tuple[str, str, tuple[Snippet, ...]]:
         """The prefix, suffix and snippets from other files within the windows `w`."""
-        prefix = prefix_window(cur.before, w.prefix_tokens)
+        prefix = prefix_with_imports(cur.before, w.prefix_tokens, req.language)
         budget = int(w.context_tokens * CHARS_PER_TOKEN)
         # Imported definitions first: they are stable while the user types (the prompt cache keeps
         # them); open-tab snippets follow the cursor, so they come last, in what budget is left.

@@ -7,6 +7,8 @@ filling the hole: only its first line is offered, and nothing if that line repea
 
 from __future__ import annotations
 
+import re
+
 from ...context.window import CursorText
 from ..shape import indent_of
 from .base import OPENERS, CutOptions, Shown, before_lines, following_line
@@ -16,6 +18,7 @@ SYNC_CHARS = 16  # re-typing this much of the text after the cursor counts as re
 SYNC_MIN_TAIL = 6  # a stream that ended while re-typing: at least this many characters of it
 # (both counted without whitespace: a newline and indentation alone match any line at that depth)
 SYNC_HORIZON_LINES = 3  # lines past the first in which a filled hole must rejoin the code after it
+_WORD_AT = re.compile(r"\w+")
 RETYPE_MIN_CHARS = 8  # a line this long that also appears below the cursor is not a coincidence
 RETYPE_LOOKAHEAD_LINES = 40
 
@@ -149,6 +152,38 @@ def ended_by_model(text: str, cur: CursorText, opts: CutOptions) -> Shown | None
     if opts.model_ended:
         return Shown(text if text.strip() else "", True)
     return Shown("", False)  # a model known to end its blocks: its end is the hole's end
+
+
+def _foreseen_need(target: str) -> int:
+    """How much of `target` (the code after the cursor) a line must re-type before it is taken for
+    that code: up to its first word and the character after it (`total.` is not `total =`), or the
+    whole of a one-word line with its newline (`pass` is not `passed`)."""
+    start = len(target) - len(target.lstrip())
+    line_end = target.find("\n", start)
+    line_end = len(target) if line_end < 0 else line_end
+    word = _WORD_AT.match(target, start)
+    k = word.end() if word else start + 1
+    while k < line_end and target[k] in " \t":
+        k += 1
+    return k + 1 if k < line_end else min(line_end + 1, len(target))
+
+
+def foreseen_rejoin(text: str, cur: CursorText, opts: CutOptions) -> Shown | None:
+    """Ends the middle after its first line once the next line has started re-typing the code below
+    the cursor line, past its first word (final; the rest of that line is not waited for). Were the
+    line to part from the code after that, the middle would still be its first line (a middle that
+    does not rejoin within the horizon keeps only its first line), unless the model rejoined further
+    down after more lines of its own: rare for a line that starts like the code below. The first
+    line is trimmed as `first_line_only` trims it (a re-typed rest of the cursor line)."""
+    nl = text.find("\n")
+    if opts.done or nl < 0:
+        return None
+    below = cur.after[cur.after.find("\n"):] if "\n" in cur.after else ""  # from the cursor line's end
+    targets = [below] + (["\n" + below.lstrip("\n")] if below.startswith("\n\n") else [])
+    rest = text[nl:]
+    if any(t.strip() and t.startswith(rest) and len(rest) >= _foreseen_need(t) for t in targets):
+        return first_line_only(text[:nl], cur, opts)
+    return None
 
 
 def may_still_rejoin(text: str, cur: CursorText, opts: CutOptions) -> Shown | None:

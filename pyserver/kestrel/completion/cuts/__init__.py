@@ -13,11 +13,13 @@ from .block import block_end, single_line
 from .brackets import finished, surplus_closer, trailing_space, unbalanced_end
 from .cleanup import echoed_line, fences, strip_fences, surplus_indent, typed_indent
 from .hole import (closes_what_follows, code_follows_in_block, ended_by_model, first_line_only, foreseen_rejoin,
+                   left_the_hole,
                    header_without_body, may_still_rejoin, rejoins, retyped_line_end, suffix_sync)
 
 CLEANUP = (fences, echoed_line, typed_indent, surplus_indent)
 # Code follows the cursor in its block: the first pick that answers gives the middle.
-HOLE = (rejoins, closes_what_follows, ended_by_model, foreseen_rejoin, may_still_rejoin, first_line_only)
+HOLE = (rejoins, closes_what_follows, ended_by_model, foreseen_rejoin, left_the_hole, may_still_rejoin,
+        first_line_only)
 HOLE_CHECKS = (retyped_line_end, header_without_body)
 # Nothing follows in the block: a new block, cut where it ends.
 # (Closers after the cursor send it down the hole path: a new block never has them to match.)

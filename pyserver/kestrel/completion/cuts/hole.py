@@ -186,6 +186,23 @@ def foreseen_rejoin(text: str, cur: CursorText, opts: CutOptions) -> Shown | Non
     return None
 
 
+def left_the_hole(text: str, cur: CursorText, opts: CutOptions) -> Shown | None:
+    """Offers the first line at once when a later line has left the block the hole is in (code less
+    indented than both the hole's first line and the code below the cursor: a test script after the
+    function, the next top-level definition): the middle cannot rejoin that code any more, and a
+    middle that does not rejoin keeps only its first line."""
+    lines = text.split("\n")
+    if opts.done or len(lines) < 2 or not lines[0].strip():
+        return None
+    following = following_line(cur.line_after, cur.after)
+    if following is None:
+        return None
+    level = min(indent_of(cur.line_before + lines[0]), indent_of(following))
+    if any(line.strip() and indent_of(line) < level for line in lines[1:]):
+        return first_line_only(text, cur, opts)
+    return None
+
+
 def may_still_rejoin(text: str, cur: CursorText, opts: CutOptions) -> Shown | None:
     """Waits (nothing yet, not final) while a short streaming middle re-types no line below."""
     if not opts.done and len(text.split("\n")) <= SYNC_HORIZON_LINES + 1 and not _retyped(text, cur, opts):

@@ -77,12 +77,42 @@ export interface SteerParams {
 
 export interface SteerResult {
   accepted: boolean;
-  mode?: SteerMode;
+  mode?: SteerMode | "queued";
   error?: string;
 }
 
 export interface StopChatParams {
   id: string;
+}
+
+export interface AgentParams {
+  id?: string;
+  messages?: ChatMessage[];
+  prompt?: string;
+  maxSteps?: number;
+}
+
+export interface AgentToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  found: "native" | "text" | "repaired";
+  ok: boolean;
+  result: string;
+}
+
+export interface AgentStepParams {
+  id: string;
+  step: number;
+  calls: AgentToolCall[];
+}
+
+export interface AgentResult {
+  id: string;
+  text: string;
+  steps: AgentStepParams[];
+  error?: string;
+  stopped?: boolean;
+  stepLimit?: boolean;
 }
 
 export interface EditRange {
@@ -207,6 +237,7 @@ export interface KestrelRequests {
   "kestrel/getStatus": { params: NoParams; result: Status };
   "kestrel/diagnostics": { params: NoParams; result: DiagnosticsResult };
   "kestrel/completionContext": { params: NoParams; result: CompletionContext };
+  "kestrel/agent": { params: AgentParams; result: AgentResult };
 }
 
 /** Notifications the client sends: method → params. */
@@ -223,6 +254,7 @@ export interface ServerNotifications {
   "kestrel/editStarted": EditStartedParams;
   "kestrel/editDelta": StreamDelta;
   "kestrel/chatSources": ChatSourcesParams;
+  "kestrel/agentStep": AgentStepParams;
 }
 
 /** What sends to and listens to the server: the language client, or a fake in tests. */

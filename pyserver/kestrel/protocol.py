@@ -91,13 +91,53 @@ class SteerParams:
 @attrs.define(kw_only=True)
 class SteerResult:
     accepted: bool
-    mode: str | None = None  # "native" or "emulated" when accepted
+    mode: str | None = None  # "native" or "emulated" when accepted; "queued": an agent run between steps takes it next
     error: str | None = None  # why not, when not accepted
 
 
 @attrs.define(kw_only=True)
 class StopChatParams:
     id: str
+
+
+@attrs.define(kw_only=True)
+class AgentParams:
+    id: str | None = None  # the run's id for steer/stop and notifications; default: generated
+    messages: list[ChatMessage] | None = None  # the conversation; default: one user message, `prompt`
+    prompt: str | None = None
+    max_steps: int | None = None  # model calls before the run stops to ask (default 6, at most 20)
+
+
+@attrs.define(kw_only=True)
+class AgentToolCall:
+    """A tool the agent called, and what came of it."""
+
+    name: str
+    arguments: dict[str, Any]
+    found: str  # how the call was read: "native", "text" (printed in the answer) or "repaired" (its JSON mended)
+    ok: bool  # False: refused or failed (the result says why)
+    result: str  # what the model was given (cut to 400 characters here)
+
+
+@attrs.define(kw_only=True)
+class AgentStepParams:
+    id: str  # the agent run
+    step: int  # 1-based: the model call whose tools these are
+    calls: list[AgentToolCall]
+
+
+@attrs.define(kw_only=True)
+class AgentResult:
+    id: str
+    text: str  # the final answer (with a stop, an error or the step limit: the last step's text)
+    steps: list[AgentStepParams]  # the tools each step called, in order
+    error: str | None = None
+    stopped: bool | None = None  # True when kestrel/stopChat ended it
+    step_limit: bool | None = None  # True when it stopped at max_steps: send "continue" as a new run to go on
+
+    @classmethod
+    def refused(cls, run_id: str, error: str) -> "AgentResult":
+        return cls(id=run_id, text="", steps=[], error=error)
 
 
 @attrs.define(kw_only=True)
@@ -287,10 +327,12 @@ CHAT_RESUMED = Notification("kestrel/chatResumed", ChatResumedParams)
 EDIT_STARTED = Notification("kestrel/editStarted", EditStartedParams)
 EDIT_DELTA = Notification("kestrel/editDelta", StreamDelta)
 CHAT_SOURCES = Notification("kestrel/chatSources", ChatSourcesParams)
+AGENT = Request("kestrel/agent", AgentParams, AgentResult, AgentResult.refused)
+AGENT_STEP = Notification("kestrel/agentStep", AgentStepParams)
 
-REQUESTS = (CHAT, STEER, STOP_CHAT, EDIT, NEXT_EDIT, GET_STATUS, DIAGNOSTICS, COMPLETION_CONTEXT)
+REQUESTS = (CHAT, STEER, STOP_CHAT, EDIT, NEXT_EDIT, GET_STATUS, DIAGNOSTICS, COMPLETION_CONTEXT, AGENT)
 NOTIFICATIONS = (SET_API_KEY, STATUS, CHAT_DELTA, CHAT_STEERED, CHAT_RESUMED, EDIT_STARTED, EDIT_DELTA,
-                 CHAT_SOURCES)
+                 CHAT_SOURCES, AGENT_STEP)
 
 
 # -- converting --------------------------------------------------------------------------

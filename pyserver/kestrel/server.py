@@ -21,6 +21,7 @@ from pygls.protocol import LanguageServerProtocol
 
 from . import __version__, protocol, redact
 from .core import Core, plain
+from .features.agent import AgentFeature
 from .features.chat import ChatFeature
 from .features.workspace_symbols import WorkspaceSymbolFeature
 from .features.completion import InlineCompletionFeature
@@ -85,6 +86,7 @@ class KestrelLanguageServer(LanguageServer):
         self.inline_edit = InlineEditFeature(self.core)
         self.next_edit = NextEditFeature(self.core)
         self.chat = ChatFeature(self.core)
+        self.agent = AgentFeature(self.core)
         self.workspace_symbols = WorkspaceSymbolFeature(self.core)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -190,11 +192,16 @@ def _register_kestrel_methods(server: KestrelLanguageServer) -> None:
 
     @on(protocol.STEER)
     async def steer(ls: KestrelLanguageServer, params: protocol.SteerParams) -> protocol.SteerResult:
-        return await ls.chat.steer(params)
+        queued = ls.agent.steer(params)  # an agent run between model calls keeps it for the next one
+        return queued if queued is not None else await ls.chat.steer(params)
 
     @on(protocol.STOP_CHAT)
     def stop_chat(ls: KestrelLanguageServer, params: protocol.StopChatParams) -> bool:
-        return ls.chat.stop(params)
+        return ls.agent.stop(params.id) or ls.chat.stop(params)
+
+    @on(protocol.AGENT)
+    async def agent(ls: KestrelLanguageServer, params: protocol.AgentParams) -> protocol.AgentResult:
+        return await ls.agent.run(params)
 
     @on(protocol.EDIT)
     async def inline_edit(ls: KestrelLanguageServer, params: protocol.EditParams) -> protocol.EditResult:

@@ -13,7 +13,7 @@ from ..context.excluded_text import message_text
 from ..context.exclusion import uri_to_path
 from ..core import Core
 from ..protocol import CHAT_SOURCES, ChatParams, ChatResult, SteerParams, SteerResult, StopChatParams
-from . import chat_guard
+from ..core import chat_guard
 
 INDEX_WAIT_S = 2.0
 

@@ -4,12 +4,14 @@ any document may have (`MAX_DOCUMENT_CHARS`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context.excluded_text import excluded_source, message_chars
 from ..context.exclusion import is_excluded_path
-from ..core import Core
-from ..core.documents import MAX_DOCUMENT_CHARS, too_large_message
+from .documents import MAX_DOCUMENT_CHARS, too_large_message
+
+if TYPE_CHECKING:
+    from . import Core
 
 
 def refusal(core: Core, messages: list[Any]) -> str | None:

@@ -1,0 +1,181 @@
+"""The agent's read tools: look at the workspace, never change it, never leave it.
+
+A path a model names resolves inside a workspace folder (`..`, absolute paths and links that lead
+out are refused); a file Kestrel never sends to a model (context/exclusion.py) is refused by name;
+the walk is the codebase index's. Results are capped for a small model's context. No tool writes
+or runs anything. Why: docs/design-notes.md#pyserverkestrelagentread_toolspy
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..context.codebase_index import CodebaseIndex
+from ..context.exclusion import is_excluded_path
+from ..context.workspace_index import MAX_FILE_BYTES
+
+READ_LINES = 120  # lines a read_file call returns at most
+MAX_RESULT_CHARS = 6000  # a tool result is cut here (a small model's context is a few thousand tokens)
+MAX_LISTED = 200
+MAX_MATCHES = 40
+MAX_SEARCH_HITS = 5
+_NESTED_QUANTIFIER = re.compile(r"\([^()]*[+*}][^()]*\)\s*[+*{]")
+
+TOOLS: list[dict[str, Any]] = [
+    {"name": "read_file", "description": "Read lines of a workspace file (at most 120 at a time).",
+     "parameters": {"type": "object", "properties": {
+         "path": {"type": "string", "description": "the file, relative to the workspace folder"},
+         "start_line": {"type": "integer", "description": "first line, 1-based (default 1)"},
+         "end_line": {"type": "integer", "description": "last line (default: start_line + 119)"}},
+         "required": ["path"]}},
+    {"name": "list_files", "description": "List workspace files whose path matches a glob.",
+     "parameters": {"type": "object", "properties": {
+         "glob": {"type": "string", "description": "e.g. **/*.py or src/* (default: every file)"}}}},
+    {"name": "grep", "description": "Find lines matching a regular expression in workspace files.",
+     "parameters": {"type": "object", "properties": {
+         "pattern": {"type": "string", "description": "a Python regular expression"},
+         "glob": {"type": "string", "description": "only files whose path matches this glob"}},
+         "required": ["pattern"]}},
+    {"name": "search_code", "description": "Search the workspace's code for what a question is about.",
+     "parameters": {"type": "object", "properties": {
+         "query": {"type": "string", "description": "words or names to look for"}},
+         "required": ["query"]}},
+]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    ok: bool
+    text: str  # what the model is given (an error says what went wrong and what to do)
+
+
+class ToolRefused(Exception):
+    """The call cannot be done; the message is for the model."""
+
+
+class WorkspaceReader:
+    """The read tools over the workspace folders of `index` (its walk, its exclusions)."""
+
+    def __init__(self, index: CodebaseIndex) -> None:
+        self.index = index
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        return tuple(Path(r) for r in self.index.workspace.roots)
+
+    def run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        tool = {"read_file": self.read_file, "list_files": self.list_files, "grep": self.grep,
+                "search_code": self.search_code}.get(name)
+        if tool is None:
+            return ToolResult(False, f"there is no tool {name!r}: use one of {', '.join(t['name'] for t in TOOLS)}")
+        try:
+            text = tool(**{k: v for k, v in arguments.items() if k in _params(name)})
+        except ToolRefused as exc:
+            return ToolResult(False, str(exc))
+        except TypeError as exc:  # a required argument missing, or one of the wrong type
+            return ToolResult(False, f"{name} was called wrongly ({exc}); see its parameters")
+        return ToolResult(True, _capped(text))
+
+    # -- paths --------------------------------------------------------------------------------
+    def resolve(self, path: Any) -> tuple[Path, Path]:
+        """(workspace folder, file) that `path` names inside the workspace, or ToolRefused."""
+        if not isinstance(path, str) or not path.strip():
+            raise ToolRefused("give the path of a workspace file, relative to the workspace folder")
+        rel = path.strip().replace("\\", "/")
+        if rel.startswith("/") or re.match(r"^[A-Za-z]:", rel) or ".." in Path(rel).parts:
+            raise ToolRefused(f"{path} is outside the workspace: only files inside it can be read")
+        for root in self.roots:
+            candidate = root / rel
+            try:
+                real = candidate.resolve()
+            except (OSError, RuntimeError):
+                continue
+            if root.resolve() not in real.parents:
+                raise ToolRefused(f"{path} leads outside the workspace: only files inside it can be read")
+            if candidate.exists():
+                return root, candidate
+        raise ToolRefused(f"{path} is not a file of the workspace: list_files shows what there is")
+
+    def _readable(self, file: Path) -> None:
+        globs = self.index.workspace.exclude_globs
+        if is_excluded_path(str(file), globs) or is_excluded_path(str(file.resolve()), globs):
+            raise ToolRefused(f"{file.name} is a file Kestrel never sends to a model (secrets, excludeGlobs)")
+
+    # -- the tools ----------------------------------------------------------------------------
+    def read_file(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
+        root, file = self.resolve(path)
+        self._readable(file)
+        if not file.is_file():
+            raise ToolRefused(f"{path} is a folder: list_files shows its files")
+        if file.stat().st_size > MAX_FILE_BYTES:
+            raise ToolRefused(f"{path} is too large to read here; grep finds lines in it")
+        try:
+            lines = file.read_text(encoding="utf-8").split("\n")
+        except (UnicodeDecodeError, OSError):
+            raise ToolRefused(f"{path} is not a text file") from None
+        first = max(int(start_line or 1), 1)
+        last = min(int(end_line) if end_line else first + READ_LINES - 1, first + READ_LINES - 1, len(lines))
+        if first > len(lines):
+            raise ToolRefused(f"{path} has {len(lines)} lines")
+        body = "\n".join(f"{n}: {lines[n - 1]}" for n in range(first, last + 1))
+        more = f"\n(lines {last + 1}-{len(lines)} not shown)" if last < len(lines) else ""
+        return f"{file.relative_to(root).as_posix()} lines {first}-{last} of {len(lines)}:\n{body}{more}"
+
+    def _files(self, glob: str | None) -> list[str]:
+        pattern = (glob or "**/*").strip().lstrip("./") or "**/*"
+        out = []
+        for root, file in self.index.files():
+            rel = file.relative_to(root).as_posix()
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern.replace("**/", "")):
+                out.append(rel if len(self.roots) == 1 else f"{root.name}/{rel}")
+        return out
+
+    def list_files(self, glob: str | None = None) -> str:
+        files = self._files(glob)
+        if not files:
+            return f"no workspace file matches {glob or '**/*'}"
+        more = f"\n({len(files) - MAX_LISTED} more not shown: narrow the glob)" if len(files) > MAX_LISTED else ""
+        return "\n".join(files[:MAX_LISTED]) + more
+
+    def grep(self, pattern: str, glob: str | None = None) -> str:
+        try:
+            # A quantified group that is quantified again can backtrack for ever in `re` (no timeout):
+            # such a pattern, like a broken one (a model's unbalanced `(`), is searched as text.
+            regex = re.compile(re.escape(pattern) if _NESTED_QUANTIFIER.search(pattern) else pattern)
+        except re.error:
+            regex = re.compile(re.escape(pattern))
+        found: list[str] = []
+        for root, file in self.index.files():
+            rel = file.relative_to(root).as_posix()
+            if glob and not (fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(rel, glob.replace("**/", ""))):
+                continue
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            for n, line in enumerate(text.split("\n"), 1):
+                if len(line) < 1000 and regex.search(line):
+                    found.append(f"{rel}:{n}: {line.strip()}")
+                    if len(found) >= MAX_MATCHES:
+                        return "\n".join(found) + "\n(more matches not shown: narrow the pattern or the glob)"
+        return "\n".join(found) if found else f"no line matches {pattern!r}"
+
+    def search_code(self, query: str) -> str:
+        hits = self.index.search(str(query), limit=MAX_SEARCH_HITS)
+        if not hits:
+            return f"nothing found for {query!r}: try other words, or grep"
+        return "\n\n".join(f"{h.path} lines {h.start + 1}-{h.end + 1}:\n{h.text}" for h in hits)
+
+
+def _params(name: str) -> set[str]:
+    return {k for t in TOOLS if t["name"] == name for k in t["parameters"].get("properties", {})}
+
+
+def _capped(text: str) -> str:
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    return text[:MAX_RESULT_CHARS] + f"\n(cut at {MAX_RESULT_CHARS} characters: ask for less)"

@@ -71,6 +71,22 @@ async def ask(client: KestrelClient, notes: dict, turn: str, messages: list[dict
             "seconds": round(time.perf_counter() - started, 2)}
 
 
+async def ask_agent(client: KestrelClient, turn: str, messages: list[dict]) -> dict:
+    """The same question to the read-only agent (`kestrel/agent`): its own system prompt, the user's
+    message as the chat would send it; it reads the workspace through tools until it answers."""
+    started = time.perf_counter()
+    user = [m for m in messages if m["role"] != "system"]
+    result = await client.protocol.send_request_async("kestrel/agent", {"id": turn, "messages": user, "maxSteps": 4})
+    field = lambda name: getattr(result, name, None)  # noqa: E731
+    steps = field("steps") or []
+    calls = [c for st in steps for c in st.calls]
+    read = [c.arguments.get("path", "") for c in calls if c.name == "read_file" and c.ok]
+    return {"text": field("text") or "", "error": field("error"), "ttftMs": None, "sourcesMs": None,
+            "sources": [str(p).removeprefix("./") for p in read], "stopped": bool(field("stopped")),
+            "seconds": round(time.perf_counter() - started, 2), "steps": len(steps), "toolCalls": len(calls),
+            "failedCalls": sum(not c.ok for c in calls), "stepLimit": bool(field("stepLimit"))}
+
+
 async def run(args: argparse.Namespace) -> dict:
     from kestrel.local.models import resolve_model
     from kestrel.local.runtime import LocalModelServer
@@ -132,10 +148,14 @@ async def _ask_project(client: KestrelClient, notes: dict, name: str, root: Path
         content = f"File {ACTIVE[name]}:\n```python\n{active}\n```\n\n{q.question}"
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
         n = len(records)
-        order = ("file-only", "kestrel") if n % 2 == 0 else ("kestrel", "file-only")
+        systems = args.systems.split(",")
+        order = tuple(systems[n % len(systems):] + systems[:n % len(systems)])  # who goes first rotates
         rec = {"id": q.id, "question": q.question, "files": list(q.files), "order": list(order), "systems": {}}
         for system in order:
-            got = await ask(client, notes, f"{q.id}/{system}", messages, system == "kestrel")
+            if system == "agent":
+                got = await ask_agent(client, f"{q.id}/{system}", messages)
+            else:
+                got = await ask(client, notes, f"{q.id}/{system}", messages, system == "kestrel")
             cited = [m.group(1) for m in _CITATION.finditer(got["text"])]
             named = mentions(got["text"])
             got.update(grounded=grounded(got["text"], q.files), citations=len(cited),
@@ -152,6 +172,8 @@ def main() -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--per-project", type=int, default=8)
     p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--systems", default="file-only,kestrel",
+                   help="comma-separated: file-only, kestrel (codebase chat), agent (kestrel/agent, read-only tools)")
     p.add_argument("--model-path", default=None)
     p.add_argument("--kestrel-src", default=None)
     p.add_argument("--out", default=None)

@@ -148,7 +148,8 @@ def answers_markdown(result: dict) -> str:
              f"{result['config']['maxAnswerTokens']} tokens (`kestrel.chat.maxTokens`, both alike).", "",
              "| system | grounded (names a reference file) | cites a source | citations | invented citations | "
              "paths named | invented paths | sources p50 / p95 ms | first token p50 / p95 ms |", "|---|---|---|---|---|---|---|---|---|"]
-    for system in ("file-only", "kestrel"):
+    systems = [s for s in ("file-only", "kestrel", "agent") if recs and s in recs[0]["systems"]]
+    for system in systems:
         got = [r["systems"][system] for r in recs]
         cites = sum(g["citations"] for g in got)
         paths = sum(g["paths"] for g in got)
@@ -158,12 +159,25 @@ def answers_markdown(result: dict) -> str:
             f"{paths} | {sum(g['inventedPaths'] for g in got)} ({100 * sum(g['inventedPaths'] for g in got) / max(paths, 1):.0f} %) | "
             f"{_pct([g['sourcesMs'] for g in got], 0.5)} / {_pct([g['sourcesMs'] for g in got], 0.95)} | "
             f"{_pct([g['ttftMs'] for g in got], 0.5)} / {_pct([g['ttftMs'] for g in got], 0.95)} |")
-    found = sum(any(src in r["files"] for src in r["systems"]["kestrel"]["sources"]) for r in recs)
-    lines += ["", f"Kestrel's sources held a reference file for {found} of {len(recs)} questions (what the model "
-                  "was given; *grounded* is whether its answer then named one)."]
-    both = [(r["systems"]["kestrel"]["grounded"], r["systems"]["file-only"]["grounded"]) for r in recs]
-    lines += ["", f"Grounded by one system only: kestrel {sum(k and not f for k, f in both)}, file only "
-                  f"{sum(f and not k for k, f in both)} (McNemar's exact p = {_mcnemar(both):.3g}).", ""]
+    if "kestrel" in systems:
+        found = sum(any(src in r["files"] for src in r["systems"]["kestrel"]["sources"]) for r in recs)
+        lines += ["", f"Kestrel's sources held a reference file for {found} of {len(recs)} questions (what the model "
+                      "was given; *grounded* is whether its answer then named one)."]
+    if "agent" in systems:
+        got = [r["systems"]["agent"] for r in recs]
+        read = sum(any(src in r["files"] for src in r["systems"]["agent"]["sources"]) for r in recs)
+        lines += ["", f"The agent (`kestrel/agent`, read-only tools, at most 4 model calls): {sum(g['toolCalls'] for g in got)} "
+                      f"tool calls ({sum(g['failedCalls'] for g in got)} refused or failed) in {sum(g['steps'] for g in got)} "
+                      f"steps; it read a reference file for {read} of {len(recs)} questions; {sum(g['stepLimit'] for g in got)} "
+                      f"runs reached the step limit; seconds per question p50 / p95 {_pct([g['seconds'] for g in got], 0.5)} / "
+                      f"{_pct([g['seconds'] for g in got], 0.95)}. (Its first-token time is not measured: the sources and "
+                      "first-token columns are chat's.)"]
+    for a, b in (("kestrel", "file-only"), ("agent", "file-only"), ("agent", "kestrel")):
+        if a in systems and b in systems:
+            both = [(r["systems"][a]["grounded"], r["systems"][b]["grounded"]) for r in recs]
+            lines += ["", f"Grounded by one system only: {a} {sum(k and not f for k, f in both)}, {b} "
+                          f"{sum(f and not k for k, f in both)} (McNemar's exact p = {_mcnemar(both):.3g})."]
+    lines.append("")
     return "\n".join(lines)
 
 

@@ -244,6 +244,8 @@ def _lost(old: str, new: str, language: str, instruction: str, repair: bool) -> 
     """Why a rewrite is not offered when it loses a definition the region had ("" when it keeps them
     all). An instruction that names the definition may remove or rename it; a repair never does (the
     1.5B on instructed edits: rewrites that answered one function of a two-function region lost the other)."""
+    # Looser than partial_answer's merge (a removal word needed there): here the answer is a whole rewrite
+    # that chose to leave the named definition out (moved, renamed, folded into another).
     named = set() if repair else set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", instruction))
     lost = [name for name in dropped_definitions(old, new, language) if name not in named]
     return f"it no longer defines {', '.join(lost)}, which the code had" if lost else ""

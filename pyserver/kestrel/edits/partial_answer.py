@@ -161,6 +161,8 @@ def _merged(region: str, answer: str, instruction: str, repair: bool) -> str | N
     given = [n for n in new.body if isinstance(n, _DEFINITION)]
     if not given or len(imports) + len(given) != len(new.body):
         return None
+    # Stricter than inline_edit._lost (named is enough there): a partial answer leaves out what it did not
+    # change as a matter of course, so leaving a definition out means "delete it" only when asked to remove.
     may_drop = set(re.findall(r"[A-Za-z_]\w*", instruction)) if _REMOVES.search(instruction) else set()
     old_lines = old_src.split("\n")
     merge = _Merge(old, old_lines, new_src.split("\n"), may_drop, _gap(old, old_lines, base))

@@ -67,8 +67,8 @@ bench: setup
 # Then codebase Q&A (bench/codebase_qa/, issue 28): the chat's workspace index on SWE-QA's questions and
 # commit subjects of requests, flask and pytest (sdists pip-downloaded once), recall@5/@10 and MRR for
 # lexical, symbols and their fusion, the index's cost and a ~9k-file workspace (~3 min, no model); then
-# answers through kestrel-lsp's chat on the model, file only vs with codebase sources (24 questions,
-# ~25 min); both write bench/CODEBASE.md. CODEBASE=none skips them (so does ONLY=edits or completions).
+# answers through kestrel-lsp's chat on the model, file only vs with codebase sources vs the read-only
+# agent (kestrel/agent, tools; 24 questions, ~40 min); both write bench/CODEBASE.md. CODEBASE=none skips them (so does ONLY=edits or completions).
 # Then tool calls (bench/tool_calls/, issue 29): BFCL's simple and multiple questions (100 of each, seeded;
 # the bfcl-eval wheel pip-downloaded once for its data and AST checker), the endpoint's native tool calling
 # vs Kestrel's reading of the same answer vs Kestrel's text protocol (~15 min with the 0.5B); writes
@@ -84,7 +84,7 @@ eval: setup
 	$(if $(filter completions,$(ONLY))$(BASE_URL),,$(PY) -m bench.edit_quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(SETS),--sets $(SETS),))
 	$(if $(filter edits,$(ONLY))$(filter none,$(REPO)),,$(PY) -m bench.repo_context $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(BASE_URL),--base-url "$(BASE_URL)" --model-name "$(MODEL_NAME)",))
 	$(if $(ONLY)$(BASE_URL)$(filter none,$(CODEBASE)),,$(PY) -m bench.codebase_qa)
-	$(if $(ONLY)$(BASE_URL)$(filter none,$(CODEBASE)),,$(PY) -m bench.codebase_qa.answers $(if $(MODEL),--model-path "$(MODEL)",))
+	$(if $(ONLY)$(BASE_URL)$(filter none,$(CODEBASE)),,$(PY) -m bench.codebase_qa.answers --systems file-only,kestrel,agent $(if $(MODEL),--model-path "$(MODEL)",))
 	$(if $(ONLY)$(BASE_URL)$(filter none,$(TOOLS)),,$(PY) -m bench.tool_calls $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",))
 
 # The full 30-minute soak (make test runs an 8-second version of the same test).

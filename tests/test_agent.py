@@ -165,3 +165,15 @@ async def test_a_steer_sent_while_tools_run_goes_in_with_the_next_call(mock, tmp
         assert result.text.endswith("Done, with pathlib.")
         last = mock.stats()["last_request"]["messages"]
         assert "use pathlib" in json.dumps(last)
+
+
+async def test_a_client_s_system_message_joins_the_agent_s_own(mock, tmp_path):
+    """The chat panel sends its own system message: the model still gets one, the agent's first."""
+    root = project(tmp_path / "ws")
+    mock.configure(text="An answer.")
+    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        await client.protocol.send_request_async("kestrel/agent", {"messages": [
+            {"role": "system", "content": "Answer in Markdown."}, {"role": "user", "content": "hi"}]})
+        sent = mock.stats()["last_request"]["messages"]
+        assert [m["role"] for m in sent] == ["system", "user"]
+        assert sent[0]["content"].startswith("You are Kestrel") and sent[0]["content"].endswith("Answer in Markdown.")

@@ -29,6 +29,16 @@ import { readMentions } from "./mentionContext";
 import { parseMarkers } from "./mentions";
 import { isSecretPath } from "../secretFiles";
 import { onNotification, request, type ChatMessage, type SourceRef } from "../protocol";
+import { agentMessages, asChatResult, stepSources } from "./agent";
+
+/** A workspace-relative path as a `file:` URI in the first workspace folder that has it (as the agent read it). */
+function workspaceUri(rel: string): string | undefined {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const folder = folders.length === 1 ? folders[0] : folders.find((f) => rel.startsWith(`${f.name}/`));
+  if (!folder) return undefined;
+  const inside = folders.length === 1 ? rel : rel.slice(folder.name.length + 1);
+  return vscode.Uri.joinPath(folder.uri, ...inside.split("/")).toString();
+}
 
 export interface ChatClient {
   sendRequest<R>(method: string, params: unknown): Promise<R>;
@@ -383,7 +393,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.starting = false;
     this.busyChanged();
     this.lastRequest = { conversationId: this.conversation.id, userTurn: this.conversation.turns.length - 1, messages };
-    const subs = [
+    const subs: vscode.Disposable[] = [
       onNotification(client, "kestrel/chatDelta", (p) => {
         if (p.id !== id) return;
         recorder.delta(p.delta);
@@ -406,7 +416,24 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.post({ type: "sources", sources: p.sources, searchMs: p.searchMs });
       }),
     ];
-    const answer = request(client, "kestrel/chat", { id, messages });
+    // `#agent` in the question: the read-only agent answers (agent.ts); the files it reads are the sources.
+    const forAgent = agentMessages(messages);
+    const read: SourceRef[] = [];
+    if (forAgent) {
+      subs.push(onNotification(client, "kestrel/agentStep", (p) => {
+        if (p.id !== id) return;
+        const found = stepSources(p, (rel) => workspaceUri(rel));
+        if (!found.length) return;
+        read.push(...found.filter((f) => !read.some((r) => r.uri === f.uri && r.range.start.line === f.range.start.line)));
+        running.sources = [...read];
+        recorder.sources(running.sources);
+        deltas.flush();
+        this.post({ type: "sources", sources: running.sources, searchMs: 0 });
+      }));
+    }
+    const answer = forAgent
+      ? request(client, "kestrel/agent", { id, messages: forAgent }).then((r) => asChatResult(r, read))
+      : request(client, "kestrel/chat", { id, messages });
     // Saved right after the request is on its way (a timer runs after the promise jobs that write it).
     setTimeout(() => {
       void recorder.begin();

@@ -15,7 +15,7 @@ import { realpath } from "node:fs/promises";
 import * as path from "node:path";
 import type { Mention, MentionKind } from "./protocol";
 import { isSecretPath } from "../secretFiles";
-import { CODEBASE_URI, GIT_DIFF_URI, PROBLEMS_URI, formatLines, hasMarker, parseMarkers, parseMentionUri, withLines, type LineRange } from "./mentions";
+import { AGENT_URI, CODEBASE_URI, GIT_DIFF_URI, PROBLEMS_URI, formatLines, hasMarker, parseMarkers, parseMentionUri, withLines, type LineRange } from "./mentions";
 import { fence } from "./context";
 import { symbolLines, within } from "./mentionPicker";
 import { workingTreeDiff } from "./gitDiff";
@@ -49,7 +49,7 @@ export interface MentionReading {
   refused: string[];
 }
 
-const KINDS: ReadonlySet<MentionKind> = new Set(["file", "folder", "symbol", "selection", "problems", "diff", "codebase"]);
+const KINDS: ReadonlySet<MentionKind> = new Set(["file", "folder", "symbol", "selection", "problems", "diff", "codebase", "agent"]);
 
 /** A mention as the webview sent it (plain data from another process: checked, not trusted). */
 export function isMention(x: unknown): x is Mention {
@@ -98,6 +98,9 @@ export async function resolveMentions(text: string, picked: readonly unknown[], 
         break;
       case "codebase":
         add({ kind: "codebase", marker: t.marker, uri: CODEBASE_URI, name: "codebase" }, t.start);
+        break;
+      case "agent":
+        add({ kind: "agent", marker: t.marker, uri: AGENT_URI, name: "agent" }, t.start);
         break;
       case "file": {
         const uri = await fileByRel(t.arg, sources.files);
@@ -177,6 +180,7 @@ async function readOne(m: Mention, sources: MentionSources, room: number, alread
   const parsed = parseMentionUri(m.uri);
   if (!parsed) return { refused: "not a location Kestrel reads" };
   if (parsed.scheme === "codebase") return { label: "codebase search" }; // the server searches: it reads `#codebase` in the text
+  if (parsed.scheme === "agent") return { label: "agent" }; // the panel sends the turn to kestrel/agent (agent.ts)
   if (parsed.scheme === "problems") return problems(sources);
   if (parsed.scheme === "diff") return diff(sources);
   const uri = vscode.Uri.parse(parsed.base, true);

@@ -8,7 +8,7 @@
  */
 import * as vscode from "vscode";
 import type { MentionItem, MentionKind, ToWebview } from "./protocol";
-import { CODEBASE_URI, GIT_DIFF_URI, PROBLEMS_URI, SPECIAL_MARKERS, fileMarker, folderMarker, formatLines, parseQuery, symbolMarker, withLines, type LineRange } from "./mentions";
+import { AGENT_URI, CODEBASE_URI, GIT_DIFF_URI, PROBLEMS_URI, SPECIAL_MARKERS, fileMarker, folderMarker, formatLines, parseQuery, symbolMarker, withLines, type LineRange } from "./mentions";
 import { normalizeQuery, rankNames, rankPaths } from "./fileRank";
 import { attachables } from "./context";
 import { gitAvailable } from "./gitDiff";
@@ -21,11 +21,12 @@ export const MAX_SYMBOL_ITEMS = 15;
 export const SYMBOL_DELAY_MS = 80;
 const SYMBOL_TIMEOUT_MS = 2_000;
 
-const SPECIAL_WORDS: Record<"selection" | "problems" | "diff" | "codebase", string[]> = {
+const SPECIAL_WORDS: Record<"selection" | "problems" | "diff" | "codebase" | "agent", string[]> = {
   selection: ["selection", "sel"],
   problems: ["problems", "diagnostics", "errors", "warnings"],
   diff: ["diff", "git", "changes"],
   codebase: ["codebase", "workspace", "search"],
+  agent: ["agent", "tools", "read"],
 };
 
 /** A symbol's lines from its range (an end at column 0 of a later line does not include that line). */
@@ -110,6 +111,9 @@ export class MentionPicker implements vscode.Disposable {
     }
     if (named("codebase")) {
       out.push({ kind: "codebase", name: "codebase", marker: SPECIAL_MARKERS.codebase, uri: CODEBASE_URI, detail: "search the workspace for this question" });
+    }
+    if (named("agent")) {
+      out.push({ kind: "agent", name: "agent", marker: SPECIAL_MARKERS.agent, uri: AGENT_URI, detail: "let the agent read the workspace (read only) to answer" });
     }
     return out;
   }

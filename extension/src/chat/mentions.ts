@@ -11,6 +11,7 @@
  *   #problems                 kestrel-problems:                    the workspace's diagnostics then
  *   #diff                     kestrel-git-diff:                    the working tree's changes then
  *   #codebase                 kestrel-codebase:                    nothing: the server searches (it reads `#codebase`)
+ *   #agent                    kestrel-agent:                       nothing: the read-only agent answers (agent.ts)
  *
  * `@` opens the same picker; a pick always writes the `#` marker (the server knows `#codebase`).
  */
@@ -19,6 +20,7 @@ import type { Mention, MentionKind } from "./protocol";
 export const PROBLEMS_URI = "kestrel-problems:";
 export const GIT_DIFF_URI = "kestrel-git-diff:";
 export const CODEBASE_URI = "kestrel-codebase:";
+export const AGENT_URI = "kestrel-agent:";
 
 /** Lines, 1-based and inclusive (as people and `#L10-20` count them). */
 export interface LineRange {
@@ -49,7 +51,8 @@ export type ParsedMentionUri =
   | { scheme: "file"; /** the URI without its fragment (what `vscode.Uri.parse` reads) */ base: string; lines?: LineRange; folder: boolean }
   | { scheme: "problems" }
   | { scheme: "diff" }
-  | { scheme: "codebase" };
+  | { scheme: "codebase" }
+  | { scheme: "agent" };
 
 /**
  * A mention's URI read back. `file:` and the other schemes VS Code opens documents of (`vscode-remote:`, …)
@@ -59,6 +62,7 @@ export function parseMentionUri(uri: string): ParsedMentionUri | undefined {
   if (uri === PROBLEMS_URI) return { scheme: "problems" };
   if (uri === GIT_DIFF_URI) return { scheme: "diff" };
   if (uri === CODEBASE_URI) return { scheme: "codebase" };
+  if (uri === AGENT_URI) return { scheme: "agent" };
   const m = /^([a-z][a-z0-9+.-]*):\/\/[^#]*/i.exec(uri);
   if (!m || m[1].startsWith("kestrel-")) return undefined;
   const base = m[0];
@@ -77,10 +81,10 @@ export function parseMentionUri(uri: string): ParsedMentionUri | undefined {
 export const fileMarker = (rel: string, lines?: LineRange) => `#file:${rel}${lines ? `:${formatLines(lines)}` : ""}`;
 export const folderMarker = (rel: string) => `#folder:${rel.replace(/\/+$/, "")}/`;
 export const symbolMarker = (name: string) => `#sym:${name}`;
-export const SPECIAL_MARKERS = { problems: "#problems", diff: "#diff", codebase: "#codebase" } as const;
+export const SPECIAL_MARKERS = { problems: "#problems", diff: "#diff", codebase: "#codebase", agent: "#agent" } as const;
 
 export interface TypedMarker {
-  kind: "file" | "folder" | "symbol" | "problems" | "diff" | "codebase";
+  kind: "file" | "folder" | "symbol" | "problems" | "diff" | "codebase" | "agent";
   /** The path (file, folder) or the name (symbol), as typed. */
   arg: string;
   lines?: LineRange;
@@ -91,7 +95,7 @@ export interface TypedMarker {
 }
 
 // `#file:…` at a word start (not `a#b`, not `##`); the argument runs to the next space.
-const MARKER = /(?<![\w#@/])#(file|folder|sym|problems|diff|codebase)\b(?::(\S+))?/g;
+const MARKER = /(?<![\w#@/])#(file|folder|sym|problems|diff|codebase|agent)\b(?::(\S+))?/g;
 /** Punctuation after a marker ends a sentence, it is not part of the path. */
 const TRAILING = /[.,;:!?)\]}'"`]+$/;
 
@@ -188,6 +192,8 @@ export function mentionLabel(m: Pick<Mention, "kind" | "name">): string {
       return "git diff";
     case "codebase":
       return "codebase search";
+    case "agent":
+      return "agent";
   }
 }
 
@@ -200,4 +206,5 @@ export const KIND_NAMES: Record<MentionKind, string> = {
   problems: "problems",
   diff: "git diff",
   codebase: "codebase",
+  agent: "agent",
 };

@@ -49,7 +49,10 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
                     max_tokens: int | None = None) -> dict:
     """The run's result (AgentResult's fields); the steps are also sent as `kestrel/agentStep`."""
     toolbox = Toolbox(TOOLS)
-    history = [{"role": "system", "content": system_prompt(toolbox)}, *messages]
+    # A client's own system message (the chat panel sends one) follows the agent's: one system message.
+    theirs = "".join(f"\n\n{m['content']}" for m in messages if m.get("role") == "system" and isinstance(m.get("content"), str))
+    history = [{"role": "system", "content": system_prompt(toolbox) + theirs},
+               *(m for m in messages if m.get("role") != "system")]
     steps: list[dict] = []
     text = ""
     for step in range(1, max_steps + 1):

@@ -1,0 +1,45 @@
+/**
+ * `#agent` in a chat message: the turn goes to the server's read-only agent (`kestrel/agent`), which
+ * reads the workspace through tools until it can answer. Here only what the panel needs: whether a
+ * message asks for it (and the message without the tag), the files a step read as the answer's
+ * sources, and the agent's result in the shape of a chat answer.
+ */
+import type { AgentResult, AgentStepParams, ChatMessage, ChatResult, SourceRef } from "../protocol";
+
+const TAG = /(^|\s)#agent\b/;
+
+/** The messages without the tag when the last one (the question) holds `#agent`; else undefined. */
+export function agentMessages(messages: ChatMessage[]): ChatMessage[] | undefined {
+  const last = messages[messages.length - 1];
+  if (!last || last.role !== "user" || typeof last.content !== "string" || !TAG.test(last.content)) return undefined;
+  const content = last.content.replace(TAG, "$1").replace(/[ \t]{2,}/g, " ").trim();
+  return [...messages.slice(0, -1), { role: "user", content }];
+}
+
+const READ = /^(.+?) lines (\d+)-(\d+) of \d+:/;
+
+/** The files a step read (`read_file` calls that worked), as sources: `uriOf` makes a workspace path a URI. */
+export function stepSources(step: AgentStepParams, uriOf: (path: string) => string | undefined): SourceRef[] {
+  const out: SourceRef[] = [];
+  for (const call of step.calls ?? []) {
+    if (call.name !== "read_file" || !call.ok) continue;
+    const m = READ.exec(call.result ?? "");
+    if (!m) continue;
+    const uri = uriOf(m[1]);
+    if (!uri) continue;
+    const first = Number(m[2]) - 1;
+    const last = Number(m[3]);
+    out.push({ uri, path: m[1], range: { start: { line: first, character: 0 }, end: { line: last, character: 0 } } });
+  }
+  return out;
+}
+
+/** The agent's answer as the chat records an answer; a run that hit its step limit says so. */
+export function asChatResult(result: AgentResult, sources: SourceRef[]): ChatResult {
+  const note = result.stepLimit ? "\n\n*(The agent stopped at its step limit: send “continue #agent” to go on.)*" : "";
+  const out: ChatResult = { id: result.id, text: result.text + note, ttftMs: null, steers: [], lastSegment: result.text };
+  if (result.error) out.error = result.error;
+  if (result.stopped) out.stopped = true;
+  if (sources.length) out.sources = sources;
+  return out;
+}

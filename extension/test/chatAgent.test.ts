@@ -1,0 +1,43 @@
+/**
+ * `#agent` in the chat (src/chat/agent.ts): which messages go to `kestrel/agent` and without the tag,
+ * the files a step read as sources, the agent's result recorded as a chat answer; the picker offers
+ * `#agent` and a typed `#agent` is a marker like `#codebase`.
+ */
+import { describe, expect, it } from "vitest";
+import { agentMessages, asChatResult, stepSources } from "../src/chat/agent";
+import { AGENT_URI, parseMarkers, parseMentionUri } from "../src/chat/mentions";
+
+describe("#agent", () => {
+  it("sends the question without the tag, only when the question holds it", () => {
+    const system = { role: "system", content: "Be brief." };
+    expect(agentMessages([system, { role: "user", content: "#agent where is parse_due defined?" }])).toEqual([
+      system, { role: "user", content: "where is parse_due defined?" }]);
+    expect(agentMessages([{ role: "user", content: "Where is it? #agent" }])).toEqual([{ role: "user", content: "Where is it?" }]);
+    expect(agentMessages([{ role: "user", content: "the #agentic way, or x#agent" }])).toBeUndefined();
+    expect(agentMessages([{ role: "user", content: "#agent earlier" }, { role: "assistant", content: "ok" }])).toBeUndefined();
+  });
+
+  it("takes the files a step read as sources, with their lines", () => {
+    const step = { id: "a", step: 1, calls: [
+      { name: "read_file", arguments: { path: "tasky/utils.py" }, found: "text" as const, ok: true, result: "tasky/utils.py lines 1-4 of 4:\n1: def parse_due" },
+      { name: "read_file", arguments: { path: ".env" }, found: "text" as const, ok: false, result: ".env is a file Kestrel never sends" },
+      { name: "grep", arguments: { pattern: "x" }, found: "native" as const, ok: true, result: "tasky/a.py:3: x" },
+    ] };
+    expect(stepSources(step, (p) => `file:///ws/${p}`)).toEqual([
+      { uri: "file:///ws/tasky/utils.py", path: "tasky/utils.py", range: { start: { line: 0, character: 0 }, end: { line: 4, character: 0 } } }]);
+    expect(stepSources(step, () => undefined)).toEqual([]);
+  });
+
+  it("records the agent's answer as a chat answer, saying when it hit its step limit", () => {
+    const done = asChatResult({ id: "a", text: "It is in utils.", steps: [] }, []);
+    expect(done).toEqual({ id: "a", text: "It is in utils.", ttftMs: null, steers: [], lastSegment: "It is in utils." });
+    const limited = asChatResult({ id: "a", text: "Still looking", steps: [], stepLimit: true, error: "x" }, []);
+    expect(limited.text).toMatch(/^Still looking\n\n.*step limit.*continue #agent/);
+    expect(limited.error).toBe("x");
+  });
+
+  it("is a marker and a mention the picker can write", () => {
+    expect(parseMarkers("find it #agent please").map((m) => m.kind)).toEqual(["agent"]);
+    expect(parseMentionUri(AGENT_URI)).toEqual({ scheme: "agent" });
+  });
+});

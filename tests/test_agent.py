@@ -174,6 +174,22 @@ async def test_a_client_s_system_message_joins_the_agent_s_own(mock, tmp_path):
     async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
         await client.protocol.send_request_async("kestrel/agent", {"messages": [
             {"role": "system", "content": "Answer in Markdown."}, {"role": "user", "content": "hi"}]})
-        sent = mock.stats()["last_request"]["messages"]
+        sent = [r for r in mock.stats()["request_log"] if r["endpoint"] == "/v1/chat/completions"][0]["body"]["messages"]
         assert [m["role"] for m in sent] == ["system", "user"]
         assert sent[0]["content"].startswith("You are Kestrel") and sent[0]["content"].endswith("Answer in Markdown.")
+
+
+async def test_an_answer_given_without_looking_is_sent_back_once_to_look_first(mock, tmp_path):
+    """A small model answers from memory; told once that it has not looked, it calls a tool. A second
+    answer without a call is final (no loop of nudges)."""
+    root = project(tmp_path / "ws")
+    mock.configure(text="From memory: it is somewhere.",
+                   rules=[{"match": "<tool_response>", "text": "It is in tasky/utils.py:1."},
+                          {"match": "without looking", "text": call("search_code", query="parse_due")}])
+    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        result = await client.protocol.send_request_async("kestrel/agent", {"prompt": "where is parse_due?"})
+        assert result.text == "It is in tasky/utils.py:1." and [s.calls[0].name for s in result.steps] == ["search_code"]
+        mock.configure(text="From memory again.", rules=[])
+        again = await client.protocol.send_request_async("kestrel/agent", {"prompt": "and Task?"})
+        assert again.text == "From memory again." and again.steps == []
+        assert mock.stats()["requests"]["/v1/chat/completions"] == 3 + 2  # the nudge once per run, not again

@@ -193,3 +193,18 @@ async def test_an_answer_given_without_looking_is_sent_back_once_to_look_first(m
         again = await client.protocol.send_request_async("kestrel/agent", {"prompt": "and Task?"})
         assert again.text == "From memory again." and again.steps == []
         assert mock.stats()["requests"]["/v1/chat/completions"] == 3 + 2  # the nudge once per run, not again
+
+
+async def test_stop_ends_the_run_and_keeps_the_steps_done(mock, tmp_path):
+    import asyncio
+
+    root = project(tmp_path / "ws")
+    mock.configure(text=call("list_files"), rules=[{"match": "<tool_response>", "text": "never sent", "ttft_ms": 3000}])
+    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        steps: list = []
+        client.feature("kestrel/agentStep")(lambda p: steps.append(p))
+        run = asyncio.ensure_future(client.protocol.send_request_async("kestrel/agent", {"id": "x1", "prompt": "look"}))
+        await wait_for(lambda: steps, what="the first step")
+        assert await client.protocol.send_request_async("kestrel/stopChat", {"id": "x1"}) is True
+        result = await asyncio.wait_for(run, 10)
+        assert result.stopped is True and len(result.steps) == 1 and "never sent" not in result.text

@@ -60,6 +60,8 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
     steps: list[dict] = []
     text = ""
     for step in range(1, max_steps + 1):
+        if run.stopped:  # stopped while its tools ran, or before the look-first retry
+            return {"id": run.id, "text": text, "steps": steps, "stopped": True}
         run.streaming = True
         try:
             result = await turns.turn(provider, run.id, history, max_tokens=max_tokens)

@@ -9,9 +9,8 @@ import time
 from .. import protocol
 from ..agent.loop import DEFAULT_STEPS, MAX_STEPS, AgentRun, run_agent
 from ..agent.read_tools import WorkspaceReader
-from ..core import Core
+from ..core import Core, chat_guard
 from ..protocol import AgentParams, AgentResult, SteerParams, SteerResult
-from ..core import chat_guard
 
 
 class AgentFeature:

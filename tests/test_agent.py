@@ -129,11 +129,14 @@ async def test_a_run_reads_what_it_asks_for_and_answers_with_it(mock, tmp_path):
 
 async def test_a_run_that_never_answers_stops_at_its_step_limit(mock, tmp_path):
     root = project(tmp_path / "ws")
-    mock.configure(text=call("list_files", glob="**/*.py"))
+    mock.configure(text=call("list_files", glob="**/*.py"),
+                   rules=[{"match": "That was your last tool call", "text": "There are two modules."}])
     async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
         result = await client.protocol.send_request_async("kestrel/agent", {"prompt": "look around", "maxSteps": 2})
         assert result.stepLimit is True and len(result.steps) == 2
-        assert mock.stats()["requests"].get("/v1/chat/completions") == 2
+        # Two steps, then one call told to answer now: the user gets an answer, not a tool call.
+        assert result.text == "There are two modules."
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 3
 
 
 async def test_a_secret_asked_for_never_reaches_the_model(mock, tmp_path):

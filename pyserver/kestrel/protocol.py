@@ -105,7 +105,7 @@ class AgentParams:
     id: str | None = None  # the run's id for steer/stop and notifications; default: generated
     messages: list[ChatMessage] | None = None  # the conversation; default: one user message, `prompt`
     prompt: str | None = None
-    max_steps: int | None = None  # model calls before the run stops to ask (default 6, at most 20)
+    max_steps: int | None = None  # tool steps (model calls) before it must answer (default 6, at most 20)
 
 
 @attrs.define(kw_only=True)
@@ -133,7 +133,7 @@ class AgentResult:
     steps: list[AgentStepParams]  # the tools each step called, in order
     error: str | None = None
     stopped: bool | None = None  # True when kestrel/stopChat ended it
-    step_limit: bool | None = None  # True when it stopped at max_steps: send "continue" as a new run to go on
+    step_limit: bool | None = None  # True when it reached max_steps (then answered without tools): a new run goes on
 
     @classmethod
     def refused(cls, run_id: str, error: str) -> "AgentResult":

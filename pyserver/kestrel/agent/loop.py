@@ -2,8 +2,8 @@
 
 Each step is one model call through the chat turn streamer (deltas, steer and stop as in chat); the
 calls in its answer (tool_calls.py) run and their results go back as the next message; an answer
-without a call is the final one. A steer sent while tools run goes in before the next call. It stops
-at `max_steps` and says so. Read-only. Why: docs/design-notes.md#pyserverkestrelagentlooppy
+without a call is the final one. A steer sent while tools run goes in before the next call. At
+`max_steps` one more call is told to answer now. Read-only. Why: docs/design-notes.md#pyserverkestrelagentlooppy
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ AGENT_SYSTEM = (
 
 LOOK_FIRST = ("You answered without looking at the workspace. Look first: call a tool (search_code with the "
               "question's key words is a good start), then answer from what it shows.")
+
+ANSWER_NOW = "That was your last tool call. Answer the question now from what the tools showed, without calling a tool."
 
 
 @dataclass
@@ -93,7 +95,12 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
             return {"id": run.id, "text": text, "steps": steps, "stopped": True}
         history = [*history, {"role": "assistant", "content": text},
                    {"role": "user", "content": _tool_message(done, len(calls), run)}]
-    return {"id": run.id, "text": text, "steps": steps, "stepLimit": True}
+    # Out of steps: one more call, told to answer now, so the user gets an answer rather than a tool call.
+    history = [*history, {"role": "user", "content": ANSWER_NOW}]
+    result = await turns.turn(provider, run.id, history, max_tokens=max_tokens)
+    final = result["text"] if not parse(result["text"], None, toolbox) else text
+    return {"id": run.id, "text": final, "steps": steps, "stepLimit": True,
+            **({"error": result["error"]} if result.get("error") else {})}
 
 
 def _tool_message(done: list, called: int, run: AgentRun) -> str:

@@ -354,6 +354,11 @@ def to_wire(value: Any) -> Any:
     return _converter.unstructure(value)
 
 
+def conversation(messages: list[ChatMessage] | None, prompt: str | None) -> list[dict[str, Any]]:
+    """A chat or agent request's conversation as plain messages: its `messages`, or one user `prompt`."""
+    return [to_wire(message) for message in messages] if messages else [{"role": "user", "content": prompt or ""}]
+
+
 def from_wire(data: Any, cls: Any) -> Any:
     """JSON data the server built itself (an engine's dict) as protocol type `cls`."""
     return _converter.structure(data, cls)

@@ -1,4 +1,6 @@
 // The chat panel from a scenario: open it, its frame, the requests the model received.
+import { COMPLETION } from "./config.mjs";
+import { setMock } from "./mock.mjs";
 import { httpGet, waitFor } from "./util.mjs";
 
 /** The chat webview's inner frame (the panel must be open). */
@@ -52,4 +54,18 @@ export async function pingMs(input) {
     el.ownerDocument.defaultView.dispatchEvent(new Event("kestrel-ping"));
     setTimeout(() => { observer.disconnect(); reject(new Error("no pong from the extension host in 10 s")); }, 10_000);
   }));
+}
+
+/** Leaves things as the chat scenarios found them: `file` closed, a fresh chat, main.py with the
+ *  cursor at its end, the mock answering COMPLETION. */
+export async function leaveAsFound(t, frame, file) {
+  const { page, mockUrl, openFile } = t;
+  await page.locator(".tab", { hasText: file }).first().click();
+  await page.locator(".tab.active", { hasText: file }).waitFor();
+  await page.locator(".tab.active .tab-actions .action-label").first().click();
+  await waitFor(`the ${file} tab to close`, async () => (await page.locator(".tab", { hasText: file }).count()) === 0, 10_000, 100);
+  await frame.locator("#new").click();
+  await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
+  await openFile("main.py");
+  await page.keyboard.press("Control+End");
 }

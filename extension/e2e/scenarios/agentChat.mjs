@@ -5,9 +5,8 @@
 // `<tool_response>` block and the first the agent's tool list; the finished answer shows the text
 // and, as its source, invoice.py, which a click opens. Starts and ends in main.py with the mock
 // answering COMPLETION and invoice.py closed.
-import { answered, chatFrame, chatRequests, openChat } from "../lib/chat.mjs";
+import { answered, chatFrame, chatRequests, leaveAsFound, openChat } from "../lib/chat.mjs";
 import { PROJECT } from "../lib/codeServer.mjs";
-import { COMPLETION } from "../lib/config.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, waitFor } from "../lib/util.mjs";
 
@@ -74,11 +73,5 @@ export default async function agentChat(t) {
   checks.turnContext = squash(await userTurn.locator(".context").textContent().catch(() => ""));
   log(`agent chat: answered in ${checks.answeredMs} ms after two model calls; sources ${checks.sources.join(" | ")}`);
 
-  // Leave things as found: invoice.py closed, a fresh chat, main.py with the cursor at its end, COMPLETION.
-  await page.locator(".tab.active .tab-actions .action-label").first().click();
-  await waitFor(`the ${DEFINING} tab to close`, async () => (await page.locator(".tab", { hasText: DEFINING }).count()) === 0, 10_000, 100);
-  await frame.locator("#new").click();
-  await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
-  await openFile("main.py");
-  await page.keyboard.press("Control+End");
+  await leaveAsFound(t, frame, DEFINING);
 }

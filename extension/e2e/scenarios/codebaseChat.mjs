@@ -7,9 +7,9 @@
 // nothing serious. Starts and ends in main.py with the mock answering COMPLETION and invoice.py closed.
 import * as path from "node:path";
 import { axeScan, chatWebviewFrame, severe } from "../lib/axe.mjs";
-import { answered, chatFrame, chatRequests, openChat } from "../lib/chat.mjs";
+import { answered, chatFrame, chatRequests, leaveAsFound, openChat } from "../lib/chat.mjs";
 import { PROJECT } from "../lib/codeServer.mjs";
-import { COMPLETION, OUT } from "../lib/config.mjs";
+import { OUT } from "../lib/config.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, waitFor } from "../lib/util.mjs";
 
@@ -176,13 +176,5 @@ export default async function codebaseChat(t) {
   log(`codebase chat: sources shown ${checks.sourcesShownMs} ms after Enter (search ${checks.searchMs} ms), answered in ${checks.answeredMs} ms;`,
     `open by click ${checks.clickOpensMs} ms, by keyboard ${checks.keyboardOpensMs} ms, by citation ${checks.citationOpensMs} ms; sources: ${checks.sources.join(" | ")}`);
 
-  // Leave things as found: invoice.py closed, a fresh chat, main.py with the cursor at its end, COMPLETION.
-  await page.locator(".tab", { hasText: DEFINING }).first().click();
-  await page.locator(".tab.active", { hasText: DEFINING }).waitFor();
-  await page.locator(".tab.active .tab-actions .action-label").first().click();
-  await waitFor(`the ${DEFINING} tab to close`, async () => (await page.locator(".tab", { hasText: DEFINING }).count()) === 0, 10_000, 100);
-  await frame.locator("#new").click();
-  await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
-  await openFile("main.py");
-  await page.keyboard.press("Control+End");
+  await leaveAsFound(t, frame, DEFINING);
 }

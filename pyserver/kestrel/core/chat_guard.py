@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     from . import Core
 
 
+def cannot_start(core: Core, messages: list[Any]) -> str | None:
+    """Why a turn with `messages` cannot go to a model now: text it must not send, or no model."""
+    return refusal(core, messages) or (None if core.host.provider is not None
+                                        else core.status.message or "no model is configured")
+
+
 def refusal(core: Core, messages: list[Any]) -> str | None:
     """Why these messages may not go to a model (a message for the user), or None."""
     chars = message_chars(messages)

@@ -22,14 +22,12 @@ class AgentFeature:
         core = self.core
         await core.host.wait_ready()
         run_id = params.id or f"agent-{time.monotonic_ns()}"
-        messages = ([protocol.to_wire(message) for message in params.messages] if params.messages
-                    else [{"role": "user", "content": params.prompt or ""}])
-        refused = chat_guard.refusal(core, messages)  # secrets and oversized text never reach a model
+        messages = protocol.conversation(params.messages, params.prompt)
+        refused = chat_guard.cannot_start(core, messages)  # secrets and oversized text never reach a model
         if refused:
             return AgentResult.refused(run_id, refused)
         provider = core.host.provider
-        if provider is None:
-            return AgentResult.refused(run_id, core.status.message or "no model is configured")
+        assert provider is not None  # cannot_start said so, and nothing ran since
         if not core.workspace.roots:
             return AgentResult.refused(run_id, "the agent reads a workspace: open a folder first")
         if run_id in self.runs:

@@ -26,14 +26,12 @@ class ChatFeature:
         core = self.core
         await core.host.wait_ready()
         turn_id = params.id or f"turn-{time.monotonic_ns()}"
-        messages = ([protocol.to_wire(message) for message in params.messages] if params.messages
-                    else [{"role": "user", "content": params.prompt or ""}])
-        refused = chat_guard.refusal(core, messages)  # secrets and oversized text never reach a model
+        messages = protocol.conversation(params.messages, params.prompt)
+        refused = chat_guard.cannot_start(core, messages)  # secrets and oversized text never reach a model
         if refused:
             return ChatResult.refused(turn_id, refused)
         provider = core.host.provider
-        if provider is None:
-            return ChatResult.refused(turn_id, core.status.message or "no model is configured")
+        assert provider is not None  # cannot_start said so, and nothing ran since
         core.status.generation_started()
         try:
             sources = await self._search(params, turn_id, messages)

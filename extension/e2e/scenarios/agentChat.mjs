@@ -5,8 +5,10 @@
 // `<tool_response>` block and the first the agent's tool list; the finished answer shows the text
 // and, as its source, invoice.py, which a click opens. Starts and ends in main.py with the mock
 // answering COMPLETION and invoice.py closed.
+import * as path from "node:path";
 import { answered, chatFrame, chatRequests, leaveAsFound, openChat } from "../lib/chat.mjs";
 import { PROJECT } from "../lib/codeServer.mjs";
+import { OUT } from "../lib/config.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, waitFor } from "../lib/util.mjs";
 
@@ -66,6 +68,7 @@ export default async function agentChat(t) {
     throw new Error(`the answer does not list ${DEFINING} as a source: ${JSON.stringify(await turn.locator(".sources .source-link").allTextContents())}`);
   });
   checks.sources = (await turn.locator(".sources .source-link").allTextContents()).map(squash);
+  await page.screenshot({ path: path.join(OUT, "chat-agent.png") });
   await source.click();
   await page.locator(".tab.active", { hasText: DEFINING }).waitFor({ timeout: 15_000 });
   checks.sourceOpens = true;

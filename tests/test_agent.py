@@ -190,8 +190,12 @@ async def test_an_answer_given_without_looking_is_sent_back_once_to_look_first(m
                    rules=[{"match": "<tool_response>", "text": "It is in tasky/utils.py:1."},
                           {"match": "without looking", "text": call("search_code", query="parse_due")}])
     async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        told: list = []
+        client.feature("kestrel/agentStep")(lambda p: told.append(p))
         result = await client.protocol.send_request_async("kestrel/agent", {"prompt": "where is parse_due?"})
         assert result.text == "It is in tasky/utils.py:1." and [s.calls[0].name for s in result.steps] == ["search_code"]
+        # The client is told to clear the answer set aside (a step without calls), then the step's tools.
+        assert [(p.step, [c.name for c in p.calls]) for p in told] == [(1, []), (2, ["search_code"])]
         mock.configure(text="From memory again.", rules=[])
         again = await client.protocol.send_request_async("kestrel/agent", {"prompt": "and Task?"})
         assert again.text == "From memory again." and again.steps == []

@@ -4,7 +4,7 @@
  * `#agent` and a typed `#agent` is a marker like `#codebase`.
  */
 import { describe, expect, it } from "vitest";
-import { agentMessages, asChatResult, stepSources } from "../src/chat/agent";
+import { agentMessages, asChatResult, stepLines, stepSources } from "../src/chat/agent";
 import { AGENT_URI, parseMarkers, parseMentionUri } from "../src/chat/mentions";
 
 describe("#agent", () => {
@@ -26,6 +26,21 @@ describe("#agent", () => {
     expect(stepSources(step, (p) => `file:///ws/${p}`)).toEqual([
       { uri: "file:///ws/tasky/utils.py", path: "tasky/utils.py", range: { start: { line: 0, character: 0 }, end: { line: 4, character: 0 } } }]);
     expect(stepSources(step, () => undefined)).toEqual([]);
+  });
+
+  it("says what a step did, a line per call, failures with their reason", () => {
+    const step = { id: "a", step: 2, calls: [
+      { name: "search_code", arguments: { query: "parse due" }, found: "text" as const, ok: true, result: "..." },
+      { name: "read_file", arguments: { path: "a.py", start_line: 40 }, found: "text" as const, ok: true, result: "..." },
+      { name: "read_file", arguments: { path: ".env" }, found: "text" as const, ok: false, result: ".env is a file Kestrel never sends\nmore" },
+      { name: "grep", arguments: { pattern: "def \\w+", glob: "*.py" }, found: "repaired" as const, ok: true, result: "" },
+      { name: "list_files", arguments: {}, found: "native" as const, ok: true, result: "" },
+      { name: "rm_rf", arguments: {}, found: "text" as const, ok: false, result: "no such tool" },
+    ] };
+    expect(stepLines(step)).toEqual([
+      "Searched the code for “parse due”", "Read a.py from line 40", "Read .env: failed (.env is a file Kestrel never sends)",
+      "Searched files for /def \\w+/ in *.py", "Listed files", "Called rm_rf: failed (no such tool)"]);
+    expect(stepLines({ id: "a", step: 1, calls: [] })).toEqual([]); // an answer set aside: nothing to list
   });
 
   it("records the agent's answer as a chat answer, saying when it hit its step limit", () => {

@@ -142,6 +142,20 @@ describe("answer recorder", () => {
     await vi.advanceTimersByTimeAsync(1000);
     expect(store.get("c")!.turns.map((t) => t.text)).toEqual(["q", "final"]);
   });
+
+  it("drops an agent step's streamed text (its tool calls) and keeps what the step did, steers included", async () => {
+    const { store } = memoryStore();
+    const conv: Conversation = appendTurn(newConversation(0, "c"), { role: "user", text: "q" });
+    const rec = new AnswerRecorder(store, () => conv, 250, () => 5);
+    rec.delta('<tool_call>{"name": "grep"}');
+    rec.steered({ at: 3, text: "only tests", mode: "native" });
+    rec.step(["Searched files for /x/"]);
+    rec.delta("It is in a.py.");
+    expect(rec.received).toBe("It is in a.py.");
+    expect(rec.steps).toEqual(["You said: only tests", "Searched files for /x/"]);
+    await rec.stop();
+    expect(store.get("c")!.turns.at(-1)).toEqual({ role: "assistant", text: "It is in a.py.", steps: ["You said: only tests", "Searched files for /x/"], stopped: true, at: 5 });
+  });
 });
 
 describe("delta batcher", () => {

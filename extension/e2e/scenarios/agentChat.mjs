@@ -1,7 +1,8 @@
 // `#agent` in the chat: typed `#age`, the mention picker offers the agent and Enter picks it; the
 // question goes to the read-only agent (kestrel/agent). The mock model answers the first call with a
 // tool call (Qwen's `<tool_call>` text) asking for invoice.py and, once the tool's result is in its
-// request, with the answer. Checked: two model calls, the second holding the file's definition in a
+// request, with the answer (after 2.5 s). Checked: while the answer waits, the live turn lists the
+// step ("Read invoice.py") and no longer shows the tool call the model wrote; two model calls, the second holding the file's definition in a
 // `<tool_response>` block and the first the agent's tool list; the finished answer shows the text
 // and, as its source, invoice.py, which a click opens. Starts and ends in main.py with the mock
 // answering COMPLETION and invoice.py closed.
@@ -31,7 +32,7 @@ export default async function agentChat(t) {
   await openFile("main.py");
 
   // 1. `#age` → the picker's agent row → Enter writes `#agent `; then the question and Enter.
-  await setMock(mockUrl, { text: CALL, tps: 0, ttft_ms: 0, rules: [{ match: "<tool_response>", text: ANSWER }] });
+  await setMock(mockUrl, { text: CALL, tps: 0, ttft_ms: 0, rules: [{ match: "<tool_response>", text: ANSWER, ttft_ms: 2500 }] });
   await input.fill("");
   await input.focus();
   await page.keyboard.type("#age", { delay: 30 });
@@ -43,8 +44,21 @@ export default async function agentChat(t) {
   await page.keyboard.type(QUESTION);
   const asked = Date.now();
   await page.keyboard.press("Enter");
+  const live = frame.locator("#transcript .turn.assistant.streaming").last();
+  const liveStep = live.locator(".agent-steps .agent-step", { hasText: `Read ${DEFINING}` });
+  await liveStep.waitFor({ state: "visible", timeout: 30_000 }).catch(async () => {
+    throw new Error(`the running answer lists no step: ${JSON.stringify(squash(await live.innerText().catch(() => "")).slice(0, 300))}`);
+  });
+  const liveText = squash(await live.locator(".markdown").allTextContents().then((a) => a.join(" ")));
+  if (liveText.includes("tool_call") || liveText.includes('"read_file"')) throw new Error(`the running answer still shows the tool call: ${liveText.slice(0, 300)}`);
+  checks.liveStep = squash(await liveStep.innerText());
   const turn = await answered(frame, "AGENT ANSWER", 60_000);
   checks.answeredMs = Date.now() - asked;
+  // The finished answer keeps its steps, folded under their count.
+  const steps = turn.locator("details.agent-steps");
+  if ((await steps.count()) !== 1 || (await steps.getAttribute("open")) !== null) throw new Error("the finished answer has no folded list of its steps");
+  checks.steps = squash(await steps.locator("summary").innerText());
+  if (checks.steps !== "1 step") throw new Error(`the steps' summary reads ${JSON.stringify(checks.steps)}`);
 
   // 2. What the model received: the tools first; then the file, read by the tool, in the second call.
   const calls = (await chatRequests(mockUrl)).filter((r) => r.messages.includes("(agent check)"));

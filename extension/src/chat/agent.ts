@@ -34,6 +34,27 @@ export function stepSources(step: AgentStepParams, uriOf: (path: string) => stri
   return out;
 }
 
+const WHAT: Record<string, (a: Record<string, unknown>) => string> = {
+  read_file: (a) => `Read ${a.path}${a.start_line ? ` from line ${a.start_line}` : ""}`,
+  list_files: (a) => `Listed files${a.glob ? ` matching ${a.glob}` : ""}`,
+  grep: (a) => `Searched files for /${a.pattern}/${a.glob ? ` in ${a.glob}` : ""}`,
+  search_code: (a) => `Searched the code for “${a.query}”`,
+};
+
+/** What a step did, one line per tool call, as the panel lists it above the answer ("Read src/a.py"). */
+export function stepLines(step: AgentStepParams): string[] {
+  return (step.calls ?? []).map((call) => {
+    const args = call.arguments && typeof call.arguments === "object" ? call.arguments : {};
+    const what = WHAT[call.name]?.(args) ?? `Called ${call.name}`;
+    return call.ok ? what : `${what}: failed (${firstLine(call.result)})`;
+  });
+}
+
+function firstLine(text: string | undefined): string {
+  const line = (text ?? "").split("\n", 1)[0].trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
 /** The agent's answer as the chat records an answer; a run that hit its step limit says so. */
 export function asChatResult(result: AgentResult, sources: SourceRef[]): ChatResult {
   const note = result.stepLimit ? "\n\n*(The agent stopped at its step limit: send “continue #agent” to go on.)*" : "";

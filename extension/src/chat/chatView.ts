@@ -29,7 +29,7 @@ import { readMentions } from "./mentionContext";
 import { parseMarkers } from "./mentions";
 import { isSecretPath } from "../secretFiles";
 import { onNotification, request, type ChatMessage, type SourceRef } from "../protocol";
-import { agentMessages, asChatResult, stepSources } from "./agent";
+import { agentMessages, asChatResult, stepLines, stepSources } from "./agent";
 
 /** A workspace-relative path as a `file:` URI in the first workspace folder that has it (as the agent read it). */
 function workspaceUri(rel: string): string | undefined {
@@ -291,6 +291,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     void this.files.ready(); // the mention picker's file list, before the first `#`
     // The webview was (re)loaded mid-answer: it gets what arrived so far.
     if (this.running?.sources) this.post({ type: "sources", sources: this.running.sources, searchMs: this.running.searchMs });
+    if (this.running?.recorder.steps.length) this.post({ type: "agentStep", lines: this.running.recorder.steps });
     if (this.running?.recorder.received) this.post({ type: "delta", delta: this.running.recorder.received });
     if (this.focusWanted) {
       this.focusWanted = false;
@@ -422,12 +423,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     if (forAgent) {
       subs.push(onNotification(client, "kestrel/agentStep", (p) => {
         if (p.id !== id) return;
+        // The step's streamed text held its tool calls: it goes, and a line per call says what was done.
+        deltas.flush();
+        const lines = stepLines(p);
+        recorder.step(lines);
+        this.post({ type: "agentStep", lines });
         const found = stepSources(p, (rel) => workspaceUri(rel));
         if (!found.length) return;
         read.push(...found.filter((f) => !read.some((r) => r.uri === f.uri && r.range.start.line === f.range.start.line)));
         running.sources = [...read];
         recorder.sources(running.sources);
-        deltas.flush();
         this.post({ type: "sources", sources: running.sources, searchMs: 0 });
       }));
     }
@@ -450,9 +455,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       if (sources?.length) turn.sources = sources;
       if (result.citations?.length) turn.citations = result.citations;
       if (result.inventedCitations?.length) turn.inventedCitations = result.inventedCitations;
+      if (recorder.steps.length) turn.steps = recorder.steps;
     } catch (err) {
       turn = { role: "assistant", text: recorder.received, error: String((err as Error)?.message ?? err) };
       if (running.sources?.length) turn.sources = running.sources;
+      if (recorder.steps.length) turn.steps = recorder.steps;
     } finally {
       subs.forEach((s) => s.dispose());
       deltas.flush();

@@ -32,6 +32,8 @@ export interface Turn {
   citations?: SourceRef[];
   /** An answer: cited paths that name no workspace file (shown struck out). */
   inventedCitations?: string[];
+  /** An agent's answer: what it did on the way, in order ("Read src/a.py", "You said: …"). */
+  steps?: string[];
 }
 
 export interface Conversation {
@@ -152,6 +154,8 @@ export type ToWebview =
   /** The open-chat shortcut: put the caret in the input. */
   | { type: "focus" }
   | { type: "delta"; delta: string }
+  /** An agent step ended: the text streamed for it is done with (it held the tool calls); `lines` say what it did. */
+  | { type: "agentStep"; lines: string[] }
   | { type: "steered"; mark: SteerMark }
   /** The running answer's sources (the workspace code its prompt holds), before its first token. */
   | { type: "sources"; sources: SourceRef[]; searchMs?: number }

@@ -168,6 +168,7 @@ export class AnswerRecorder {
   private text = "";
   private readonly steers: SteerMark[] = [];
   private found: SourceRef[] | undefined;
+  private readonly done: string[] = [];
   private stopped = false;
   private finished = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -207,6 +208,19 @@ export class AnswerRecorder {
     this.steers.push(mark);
   }
 
+  /** An agent step ended: its streamed text (the tool calls as written) is dropped, its steers and
+   * `lines` (what it did) are kept as the answer's steps. */
+  step(lines: string[]): void {
+    this.done.push(...this.steers.map((s) => `You said: ${s.text}`), ...lines);
+    this.text = "";
+    this.steers.length = 0;
+  }
+
+  /** What the agent did so far (`step`). */
+  get steps(): string[] {
+    return [...this.done];
+  }
+
   /** The workspace code the prompt holds (`kestrel/chatSources`): in every snapshot from now on (no
    * write of its own: it comes just before the first token, whose throttled save takes it along). */
   sources(sources: SourceRef[]): void {
@@ -232,6 +246,7 @@ export class AnswerRecorder {
     const turn: Turn = { role: "assistant", text: this.text, at: this.now() };
     if (this.steers.length) turn.steers = [...this.steers];
     if (this.found?.length) turn.sources = this.found;
+    if (this.done.length) turn.steps = [...this.done];
     if (this.stopped) turn.stopped = true;
     else turn.interrupted = true;
     return { ...conv, turns: [...conv.turns, turn] };

@@ -79,6 +79,8 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
             # Small models answer from memory without looking (the 0.5B on codebase questions: no call in
             # 12 of 12); told once that it has not looked, it may call a tool. An answer after that is final.
             run.nudged = True
+            # The streamed answer is set aside: a step with no calls tells the client to clear it.
+            notify("kestrel/agentStep", {"id": run.id, "step": step, "calls": []})
             history = [*history, {"role": "assistant", "content": text}, {"role": "user", "content": LOOK_FIRST}]
             continue
         if not calls:

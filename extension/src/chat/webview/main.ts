@@ -374,6 +374,10 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       return (view.live ?? view.startLive()).push(msg.delta);
     case "steered":
       return view.live?.steer(msg.mark);
+    case "agentStep":
+      requestPending = false;
+      if (!busy) setBusy(true);
+      return (view.live ?? view.startLive()).step(msg.lines);
     case "sources":
       requestPending = false;
       if (!busy) setBusy(true);

@@ -9,7 +9,7 @@ import type { SteerMark, Turn } from "../protocol";
 import type { SourceRef, TurnRefs } from "../sources";
 import { segments } from "../transcript";
 import { IncrementalMarkdown, renderMarkdown } from "./markdown";
-import { type AnswerOptions, element, fillAssistant, markdownBody, showSources, steerMarkElement, turnShell } from "./turns";
+import { type AnswerOptions, element, fillAssistant, markdownBody, showSources, showSteps, steerMarkElement, turnShell } from "./turns";
 
 export interface LiveHooks {
   /** A finished paragraph (plain text) for screen readers. */
@@ -38,6 +38,7 @@ export class LiveTurn {
   readonly el: HTMLElement;
   private text = "";
   private readonly steers: SteerMark[] = [];
+  private readonly steps: string[] = [];
   private pending = "";
   private frame = 0;
   private progress: HTMLElement | undefined;
@@ -88,6 +89,16 @@ export class LiveTurn {
     if (this.text) this.rebuild(); // text arrived first (a reload mid-answer): its citations link now
     else this.incremental.refs = this.refs;
     this.hooks.rendered();
+  }
+
+  /** An agent step ended: the text streamed for it (its tool calls) goes; what it did is listed above. */
+  step(lines: string[]): void {
+    this.flush();
+    this.steps.push(...this.steers.map((s) => `You said: ${s.text}`), ...lines);
+    this.steers.length = 0;
+    this.text = "";
+    showSteps(this.el, this.steps, true);
+    this.rebuild();
   }
 
   steer(mark: SteerMark): void {

@@ -75,6 +75,21 @@ export function showSources(article: HTMLElement, sources: SourceRef[] | undefin
   else article.prepend(el);
 }
 
+/** An agent's steps (what it read and searched), between the sources and the answer; folded once it answered. */
+export function showSteps(article: HTMLElement, steps: string[] | undefined, open: boolean): void {
+  article.querySelector(":scope > .agent-steps")?.remove();
+  if (!steps?.length) return;
+  const box = element("details", "agent-steps") as HTMLDetailsElement;
+  box.open = open;
+  box.appendChild(element("summary", "agent-steps-title", `${steps.length} ${steps.length === 1 ? "step" : "steps"}`));
+  const list = element("ol", "agent-steps-list");
+  for (const line of steps) list.appendChild(element("li", line.startsWith("You said: ") ? "agent-step steered" : "agent-step", line));
+  box.appendChild(list);
+  const before = article.querySelector(":scope > .sources") ?? article.querySelector(":scope > .role");
+  if (before) before.after(box);
+  else article.prepend(box);
+}
+
 export function steerMarkElement(mark: SteerMark): HTMLElement {
   const el = element("div", "steer-mark");
   el.title = mark.mode === "native" ? "Your message reached the running answer" : "The answer continued with your message added";
@@ -92,6 +107,7 @@ export interface AnswerOptions {
 export function fillAssistant(article: HTMLElement, turn: Turn, md: MarkdownIt, opts: AnswerOptions): void {
   article.querySelectorAll(":scope > :not(.role):not(.sources)").forEach((n) => n.remove());
   showSources(article, turn.sources);
+  showSteps(article, turn.steps, false);
   const refs = refsOf(turn);
   for (const seg of segments(turn.text, turn.steers)) {
     article.appendChild(seg.steer ? steerMarkElement(seg.steer) : markdownBody(renderMarkdown(md, seg.text, refs).html));

@@ -10,7 +10,7 @@ import pytest
 
 from kestrel.completion import guards
 from kestrel.completion.cuts import CutOptions, cut
-from kestrel.completion.cuts.base import BRACE_LANGUAGES
+from kestrel.completion.cuts.base import BRACE_LANGUAGES, lexis_of
 from kestrel.completion.shape import wants_multiline
 from kestrel.context.window import CursorText
 
@@ -35,6 +35,7 @@ def load(path: Path) -> tuple[dict, CursorText, CutOptions]:
         model_ended=stream.get("model_ended", False),
         expect_end=stream.get("expect_end", False),
         braces=case["language"] in BRACE_LANGUAGES,
+        lexis=lexis_of(case["language"]),
     )
     return case, cur, opts
 

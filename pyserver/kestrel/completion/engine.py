@@ -20,7 +20,7 @@ from ..context.window import CHARS_PER_TOKEN, CursorText, suffix_window
 from ..providers.base import CompletionPrompt, Provider, ProviderError, Snippet
 from . import guards
 from .cuts import CutOptions, Shown, cut
-from .cuts.base import BRACE_LANGUAGES
+from .cuts.base import BRACE_LANGUAGES, lexis_of
 from .ending import EndingHabit
 from .generation import TAIL as _TAIL
 from .generation import CompletionObserver, Generation
@@ -238,7 +238,7 @@ class InlineCompletionEngine:
                     return None
                 opts = CutOptions(multiline=gen.multiline, max_lines=self.settings.max_lines, done=gen.done,
                                   model_ended=gen.model_ended, expect_end=gen.awaits_end and gen.trusts_end,
-                                  braces=req.language in BRACE_LANGUAGES)
+                                  braces=req.language in BRACE_LANGUAGES, lexis=lexis_of(req.language))
                 shown = cut(gen.text[len(typed) :] if gen.text.startswith(typed) else "", seen, opts)
                 if gen.open_indent is not None and shown.text:
                     shown = Shown(shown.text.rstrip() + "\n" + gen.open_indent, shown.final)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -15,6 +16,23 @@ BEFORE_LINES_CHARS = 2048  # how far above the cursor the lines that shape a cut
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 _OPEN = set("([{")
 OPENERS = (":", "{", "(", "[")
+
+
+@dataclass(frozen=True)
+class Lexis:
+    """What bracket counting must skip besides string literals: a line comment (its brackets are
+    prose) and, in Rust, lifetimes (`'a`, `'static`: a quote that opens no literal)."""
+
+    comment: str | None = None
+    lifetimes: bool = False
+
+
+def lexis_of(language: str) -> Lexis:
+    if language == "python":
+        return Lexis("#")
+    if language == "rust":
+        return Lexis("//", lifetimes=True)
+    return Lexis("//") if language in BRACE_LANGUAGES else Lexis()
 
 
 @dataclass(frozen=True)
@@ -35,6 +53,7 @@ class CutOptions:
     model_ended: bool = False
     expect_end: bool = False
     braces: bool = False  # the language closes blocks with braces: the brace stages apply
+    lexis: Lexis = Lexis()  # what bracket counting skips in the language (lexis_of)
 
 
 # Languages whose blocks end with `}`: the brace stages (surplus_closer, closes_what_follows,
@@ -98,22 +117,36 @@ def following_line(line_after: str, after: str) -> str | None:
     return next((ln for ln in after.split("\n")[1:8] if ln.strip()), None)
 
 
-def bracket_depths(line: str, depth: int) -> tuple[int, int | None]:
-    """New depth after `line`, and the index where depth first went negative (None if never)."""
+_LIFETIME = re.compile(r"'[A-Za-z_]\w*(?!['\w])")  # `'a`, `'static` (a char literal closes: `'a'`)
+
+
+def bracket_depths(line: str, depth: int, lexis: Lexis = Lexis()) -> tuple[int, int | None]:
+    """New depth after `line`, and the index where depth first went negative (None if never).
+    Brackets in string literals and, per `lexis`, in a line comment do not count."""
     quote = None
-    for i, ch in enumerate(line):
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        i += 1
         if quote:
-            if ch == quote:
+            if ch == "\\" and quote != "`":
+                i += 1  # an escaped character (`"\""`) does not end the literal
+            elif ch == quote:
                 quote = None
             continue
-        if ch in "\"'`" and not (ch == "'" and i and line[i - 1] in "&<"):  # not a lifetime (`&'a`)
+        if lexis.comment and line.startswith(lexis.comment, i - 1):
+            break
+        if ch == "'" and lexis.lifetimes and (lifetime := _LIFETIME.match(line, i - 1)):
+            i = lifetime.end()
+            continue
+        if ch in "\"'`" and not (ch == "'" and i > 1 and line[i - 2] in "&<"):  # not a lifetime (`&'a`)
             quote = ch
         elif ch in _OPEN:
             depth += 1
         elif ch in _PAIRS:
             depth -= 1
             if depth < 0:
-                return depth, i
+                return depth, i - 1
     return depth, None
 
 

@@ -7,7 +7,7 @@ from typing import Callable
 
 from ...context.window import CursorText
 from ..shape import indent_of
-from .base import OPENERS, CutOptions, Shown, bracket_depths, log
+from .base import OPENERS, CutOptions, Lexis, Shown, bracket_depths, log
 
 
 def single_line(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
@@ -30,6 +30,7 @@ class Block:
     braces: bool = False  # a brace language: a line of closers alone is left to surplus_closer
     open_depth: int = 0  # brackets the cursor line opened before the cursor and left open
     mid_line: bool = False  # code before the cursor on its line
+    lexis: Lexis = Lexis()
 
     def deeper_before(self, i: int) -> bool:
         return any(ln.strip() and indent_of(ln) > self.base for ln in self.lines[1:i])
@@ -71,7 +72,7 @@ def statement_ended(b: Block, i: int, line: str) -> bool:
         return False
     depth = b.open_depth
     for done in b.lines[:i]:
-        depth, _ = bracket_depths(done, depth)
+        depth, _ = bracket_depths(done, depth, b.lexis)
     return depth <= 0
 
 
@@ -96,9 +97,9 @@ def _block(shown: Shown, cur: CursorText, opts: CutOptions) -> Block:
     ended = opts.model_ended and opts.done or opts.expect_end and not opts.done
     trust_end = opts.multiline and _block_lines(lines, base) <= opts.max_lines and ended
     next_code = next((ln.strip() for ln in cur.after.split("\n")[1:6] if ln.strip()), None)
-    open_depth = bracket_depths(lb, 0)[0] if opts.braces and lb.strip() else 0
+    open_depth = bracket_depths(lb, 0, opts.lexis)[0] if opts.braces and lb.strip() else 0
     return Block(lines, base, lb.rstrip().endswith(OPENERS), next_code, trust_end, opts.braces, max(open_depth, 0),
-                 bool(lb.strip()))
+                 bool(lb.strip()), opts.lexis)
 
 
 def block_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

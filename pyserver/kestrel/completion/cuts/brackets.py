@@ -1,6 +1,6 @@
 """Stages about brackets: a new block ends where its braces close the enclosing block, closers the
 code after the cursor already has are not typed again, and a block cut short ends balanced; plus
-trailing space. Language-neutral: brackets are counted outside strings and `//` comments.
+trailing space. Brackets are counted outside strings and, per the language's `Lexis`, its line comments.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 from functools import lru_cache
 
 from ...context.window import CursorText
-from .base import CutOptions, Shown, bracket_depths
+from .base import CutOptions, Lexis, Shown, bracket_depths
 
 _LITERALS = re.compile(r'"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`|\'(?:\\.|[^\'\\\n])\'|//[^\n]*|/\*.*?\*/', re.S)
 
@@ -22,14 +22,14 @@ def trailing_space(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
 def surplus_closer(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
     """Trims the answer before a closer (`}`, `)`, `]`) of a bracket opened before it that the code
     after the cursor closes already: a block ends where its braces close the enclosing one (final)."""
-    k = surplus_cut(shown.text, cur) if opts.braces else None
+    k = surplus_cut(shown.text, cur, opts.lexis) if opts.braces else None
     return shown if k is None else Shown(shown.text[:k], True)
 
 
-def surplus_cut(text: str, cur: CursorText) -> int | None:
+def surplus_cut(text: str, cur: CursorText, lexis: Lexis = Lexis()) -> int | None:
     """Where `text` closes a bracket opened before it that the document closes already (the closers
     the document lacks are allowed), moved back over a re-typed start of the rest of the line."""
-    found = surplus_closers(text)
+    found = surplus_closers(text, lexis)
     if not found:
         return None
     # Per kind: `: T): T => {` lacks a `)` and has a `}` to spare; counted together they cancel out.
@@ -43,20 +43,20 @@ def surplus_cut(text: str, cur: CursorText) -> int | None:
     if k is None:
         return None
     rest = cur.line_after.lstrip()
-    closing = surplus_closers(rest)
+    closing = surplus_closers(rest, lexis)
     if closing and text[: k + 1].endswith(rest[: closing[0] + 1]):
         k = k + 1 - (closing[0] + 1)  # `a, b, c);` before `, c);`: the middle ends at `b`
     return k
 
 
-def surplus_closers(text: str) -> list[int]:
+def surplus_closers(text: str, lexis: Lexis = Lexis()) -> list[int]:
     """Indexes in `text` of the closers that close a bracket opened before `text`, in order."""
     found: list[int] = []
     depth, offset = 0, 0
     for line in text.split("\n"):
         pos = 0
         while True:
-            depth, i = bracket_depths(line[pos:], depth)
+            depth, i = bracket_depths(line[pos:], depth, lexis)
             if i is None:
                 break
             found.append(offset + pos + i)
@@ -78,14 +78,14 @@ def code_only(text: str) -> str:
     return _LITERALS.sub("", text)
 
 
-def without_retyped_end(text: str, line_after: str) -> str:
+def without_retyped_end(text: str, line_after: str, lexis: Lexis = Lexis()) -> str:
     """`text` without an end that re-types the rest of the cursor line, when that rest balances its
     own brackets (`;`, `= 5;`, `(x);`); a rest that closes a bracket is surplus_cut's part."""
     rest = line_after.strip()
     body = text.rstrip()
     if not rest or text.endswith("\n") or not body.endswith(rest):
         return text
-    depth, surplus = bracket_depths(rest, 0)
+    depth, surplus = bracket_depths(rest, 0, lexis)
     if depth != 0 or surplus is not None:
         return text
     return body[: len(body) - len(rest)]
@@ -94,16 +94,16 @@ def without_retyped_end(text: str, line_after: str) -> str:
 def unbalanced_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
     """Trims a multi-line answer that was cut short to where its own brackets last balance."""
     if opts.multiline and shown.final and "\n" in shown.text:
-        return Shown(trim_unbalanced(shown.text), shown.final)
+        return Shown(trim_unbalanced(shown.text, opts.lexis), shown.final)
     return shown
 
 
-def trim_unbalanced(text: str) -> str:
+def trim_unbalanced(text: str, lexis: Lexis = Lexis()) -> str:
     lines = text.split("\n")
     depth = 0
     last_balanced = None
     for i, line in enumerate(lines):
-        depth, _ = bracket_depths(line, depth)
+        depth, _ = bracket_depths(line, depth, lexis)
         if depth <= 0:
             last_balanced = i
     if depth <= 0 or last_balanced is None:

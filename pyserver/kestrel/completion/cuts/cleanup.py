@@ -38,9 +38,12 @@ def typed_indent(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
 
 
 def surplus_indent(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
-    """Brace languages: trims the extra indentation of the first line after indentation the user
-    (or the editor, after Enter) typed, when the answer's own next line of code sits at the
-    cursor's level (or it has one line): the model lost count, it did not mean a deeper line."""
+    """Brace languages: trims extra indentation the answer puts after indentation the user (or the
+    editor, after Enter) typed, when its own next line of code says the model lost count: that line
+    sits where the first line belongs without the extra (at the cursor's level, or one level deeper
+    when the first line opens a block): the first line alone is trimmed; or that line sits the extra
+    deeper too: the whole answer is moved left by it, up to the line that leaves that deeper level
+    (past the answer's block). A single-line answer has its first line trimmed."""
     lb, text = cur.line_before, shown.text
     if not (opts.braces and lb and not lb.strip() and text[:1] in (" ", "\t")):
         return shown
@@ -48,10 +51,31 @@ def surplus_indent(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
     if not first.strip():
         return shown
     later = [ln for ln in rest.split("\n")[: -1 if not opts.done else None] if ln.strip()]
-    level = len(lb.expandtabs(4))
-    confirmed = (not later and not opts.multiline) or (later and len(later[0].expandtabs(4)) - len(
-        later[0].expandtabs(4).lstrip()) == level)
-    if not confirmed:
+    if not later:
+        return Shown(first.lstrip() + text[len(first):], shown.final) if not opts.multiline else shown
+    level = _width(lb)
+    extra = first[: len(first) - len(first.lstrip(" \t"))]
+    unit = _width(extra) if first.rstrip().endswith(("{", "(", "[")) else 0
+    nxt = _indent(later[0])
+    if nxt == level + unit or (nxt == level and later[0].lstrip()[:1] in ")]}"):
+        return Shown(first.lstrip() + text[len(first):], shown.final)
+    base = lb + extra
+    if nxt != level + _width(extra) + unit or not later[0].startswith(base):
         return shown
-    return Shown(first.lstrip() + text[len(first):], shown.final)
+    deep = level + _width(extra)
+    lines = rest.split("\n")
+    out = [first.lstrip(" \t")]
+    for i, ln in enumerate(lines):
+        if ln.strip() and _indent(ln) < deep:
+            out.extend(lines[i:])  # past the answer's block: left as it is (the block cuts end it there)
+            break
+        out.append(lb + ln[len(base):] if ln.startswith(base) else ln)
+    return Shown("\n".join(out), shown.final)
 
+
+def _width(s: str) -> int:
+    return len(s.expandtabs(4))
+
+
+def _indent(line: str) -> int:
+    return _width(line) - _width(line.lstrip(" \t"))

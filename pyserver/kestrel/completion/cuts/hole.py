@@ -130,7 +130,7 @@ def closes_what_follows(text: str, cur: CursorText, opts: CutOptions) -> Shown |
     following = following_line(cur.line_after, cur.after)
     if not opts.braces or following is None or not following.lstrip().startswith((")", "]", "}")):
         return None
-    k = surplus_cut(text, cur)
+    k = surplus_cut(text, cur, opts.lexis)
     if k is None:
         return None
     return Shown(text[:k] if text[:k].strip() else "", True)
@@ -220,7 +220,7 @@ def first_line_only(text: str, cur: CursorText, opts: CutOptions) -> Shown:
         return Shown(first + "\n", True)  # a new line above the existing code
     if not opts.braces:
         return Shown(_without_doubled_closers(first, cur.line_after), True)
-    return Shown(without_retyped_end(first, cur.line_after), True)
+    return Shown(without_retyped_end(first, cur.line_after, opts.lexis), True)
 
 
 def _without_doubled_closers(text: str, line_after: str) -> str:
@@ -233,7 +233,7 @@ def _without_doubled_closers(text: str, line_after: str) -> str:
 
 def retyped_line_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
     """Trims the end of a final middle that re-types the rest of the cursor line (`;` before `;`)."""
-    return Shown(without_retyped_end(shown.text, cur.line_after), True) if shown.final and opts.braces else shown
+    return Shown(without_retyped_end(shown.text, cur.line_after, opts.lexis), True) if shown.final and opts.braces else shown
 
 
 def header_without_body(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

@@ -56,6 +56,10 @@ def fit(cur: CursorText, shown: Shown, language: str, open_indent: str | None) -
     if first and language in BRACE_LANGUAGES and _header_without_body(first):
         log.debug("guard %s: %s; its first line %r opens a body it does not hold: dropped", language, why, first[:60])
         return Shown("", True)
+    rest = _without_echoed_tail(cur.line_before, shown.text)
+    if rest and refusal(cur, rest, language) is None:
+        log.debug("guard %s: %s; trimmed to %r (it re-typed the end of the line before the cursor)", language, why, rest[:60])
+        return Shown(rest, True)
     if first and refusal(cur, first, language) is None:
         log.debug("guard %s: %s; trimmed to its first line", language, why)
         return Shown(first, True)
@@ -99,3 +103,20 @@ def _first_line(text: str, open_indent: str | None) -> str:
         return ""
     first = text.split("\n", 1)[0]
     return first + "\n" + open_indent if open_indent is not None else first
+
+
+_TAIL_WORDS = re.compile(r"[A-Za-z_$][\w$]*$")
+
+
+def _without_echoed_tail(line_before: str, text: str) -> str:
+    """`text` without a start that re-types the word the line before the cursor ends with (`let` +
+    ` let x = 1;`: the model began the statement again). '' when it does not."""
+    word = _TAIL_WORDS.search(line_before)
+    if word is None:
+        return ""
+    body = text.lstrip(" \t")
+    w = word.group()
+    if not body.startswith(w) or (body[len(w):len(w) + 1].isalnum() or body[len(w):len(w) + 1] in "_$"):
+        return ""
+    rest = body[len(w):]
+    return rest if rest.strip() else ""

@@ -96,6 +96,70 @@ def test_a_long_result_is_cut_for_a_small_model(tmp_path):
     assert result.ok and len(result.text) <= MAX_RESULT_CHARS + 80 and "(cut at" in result.text
 
 
+def chat_requests(mock) -> list[dict]:
+    return [r for r in mock.stats()["request_log"] if r["endpoint"] == "/v1/chat/completions"]
+
+
+def agent_requests(mock) -> list[dict]:
+    """The agent's model calls (not the one-off probe for native tool calling)."""
+    return [r for r in chat_requests(mock) if "report_ready" not in json.dumps(r["body"].get("tools") or [])]
+
+
+def native(name: str, **arguments) -> dict:
+    return {"name": name, "arguments": arguments}
+
+
+PROBE = {"match": "report_ready", "text": "", "tool_calls": [native("report_ready", ready=True)]}
+
+
+async def test_an_endpoint_that_calls_tools_natively_gets_them_natively(mock, tmp_path):
+    """The probe's call comes back natively: the tools go as the request's `tools` (not described in
+    the system prompt), the calls run, each is answered by a `tool` message with its id, and a steer
+    sent meanwhile is heard."""
+    root = project(tmp_path / "ws")
+    mock.configure(text="", ttft_ms=300, rules=[
+        PROBE,
+        {"match": "use pathlib", "text": "It is in tasky/utils.py:1 (with pathlib)."},
+        {"match": "where is parse_due", "text": "",
+         "tool_calls": [native("grep", pattern="def parse_due"), native("read_file", path="tasky/utils.py")]},
+    ])
+    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        steps: list = []
+        client.feature("kestrel/agentStep")(lambda p: steps.append(p))
+        import asyncio
+
+        run = asyncio.ensure_future(client.protocol.send_request_async("kestrel/agent", {"id": "n1", "prompt": "where is parse_due?"}))
+        await wait_for(lambda: steps, what="the first step")
+        steered = await client.protocol.send_request_async("kestrel/steer", {"id": "n1", "text": "use pathlib"})
+        assert steered.accepted
+        result = await run
+        assert result.text == "It is in tasky/utils.py:1 (with pathlib)."
+        assert [(c.name, c.found, c.ok) for c in result.steps[0].calls] == [("grep", "native", True), ("read_file", "native", True)]
+        sent = [r["body"] for r in agent_requests(mock)]
+        assert [t["function"]["name"] for t in sent[0]["tools"]] == ["read_file", "list_files", "grep", "search_code"]
+        assert "<tool_call>" not in sent[0]["messages"][0]["content"]  # no text protocol beside native tools
+        said = sent[-1]["messages"]
+        k = next(i for i, m in enumerate(said) if m.get("tool_calls"))
+        calls = said[k]["tool_calls"]
+        assert said[k]["role"] == "assistant" and [c["function"]["name"] for c in calls] == ["grep", "read_file"]
+        assert [(m["role"], m["tool_call_id"]) for m in said[k + 1:k + 3]] == [("tool", calls[0]["id"]), ("tool", calls[1]["id"])]
+        assert "def parse_due" in said[k + 1]["content"] and "tasky/utils.py lines 1-" in said[k + 2]["content"]
+        assert "use pathlib" in json.dumps(said[k + 3:])
+
+
+async def test_an_endpoint_whose_model_prints_its_calls_keeps_the_text_protocol(mock, tmp_path):
+    """The probe gets text back (as from the embedded model): the tools are described in the system
+    prompt, none go natively, and the probe is not repeated on the next run."""
+    root = project(tmp_path / "ws")
+    mock.configure(text="An answer.", rules=[{"match": "report_ready", "text": '{"name": "report_ready"}'}])
+    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        for prompt in ("hi", "again"):
+            await client.protocol.send_request_async("kestrel/agent", {"prompt": prompt})
+        sent = agent_requests(mock)
+        assert all("tools" not in r["body"] and "<tool_call>" in r["body"]["messages"][0]["content"] for r in sent)
+        assert len(chat_requests(mock)) - len(sent) == 1  # one probe for the two runs
+
+
 def call(name: str, **arguments) -> str:
     return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
 
@@ -117,8 +181,9 @@ async def test_a_run_reads_what_it_asks_for_and_answers_with_it(mock, tmp_path):
         assert [s.calls[0].name for s in result.steps] == ["read_file", "read_file"]
         assert result.steps[0].calls[0].found == "text" and result.steps[0].calls[0].ok
         await wait_for(lambda: len(steps) == 2, what="both steps announced")
-        log = [r["body"]["messages"] for r in mock.stats()["request_log"] if r["endpoint"] == "/v1/chat/completions"]
+        log = [r["body"]["messages"] for r in agent_requests(mock)]
         assert len(log) == 3  # three model calls: two tool steps, then the answer
+        assert "tools" not in agent_requests(mock)[0]["body"]  # the mock calls no tool natively: the text protocol
         system = log[0][0]["content"]
         assert "read_file" in system and "<tool_call>" in system and "cannot change files" in system
         second = log[1][-1]["content"]
@@ -136,7 +201,7 @@ async def test_a_run_that_never_answers_stops_at_its_step_limit(mock, tmp_path):
         assert result.stepLimit is True and len(result.steps) == 2
         # Two steps, then one call told to answer now: the user gets an answer, not a tool call.
         assert result.text == "There are two modules."
-        assert mock.stats()["requests"].get("/v1/chat/completions") == 3
+        assert len(agent_requests(mock)) == 3
 
 
 async def test_a_secret_asked_for_never_reaches_the_model(mock, tmp_path):
@@ -177,7 +242,7 @@ async def test_a_client_s_system_message_joins_the_agent_s_own(mock, tmp_path):
     async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
         await client.protocol.send_request_async("kestrel/agent", {"messages": [
             {"role": "system", "content": "Answer in Markdown."}, {"role": "user", "content": "hi"}]})
-        sent = [r for r in mock.stats()["request_log"] if r["endpoint"] == "/v1/chat/completions"][0]["body"]["messages"]
+        sent = agent_requests(mock)[0]["body"]["messages"]
         assert [m["role"] for m in sent] == ["system", "user"]
         assert sent[0]["content"].startswith("You are Kestrel") and sent[0]["content"].endswith("Answer in Markdown.")
 
@@ -199,7 +264,8 @@ async def test_an_answer_given_without_looking_is_sent_back_once_to_look_first(m
         mock.configure(text="From memory again.", rules=[])
         again = await client.protocol.send_request_async("kestrel/agent", {"prompt": "and Task?"})
         assert again.text == "From memory again." and again.steps == []
-        assert mock.stats()["requests"]["/v1/chat/completions"] == 3 + 2  # the nudge once per run, not again
+        assert len(agent_requests(mock)) == 3 + 2  # the nudge once per run, not again
+        assert len(chat_requests(mock)) - 5 == 1  # the endpoint was probed for native tool calls once
 
 
 async def test_stop_ends_the_run_and_keeps_the_steps_done(mock, tmp_path):

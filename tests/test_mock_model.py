@@ -105,6 +105,29 @@ async def test_chat_stream_with_usage(client: AsyncOpenAI, mock: MockModelServer
     assert mock.stats()["tokens_sent"] == len(TOKENS)
 
 
+TOOLS = [{"type": "function", "function": {"name": "grep", "description": "search",
+                                           "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}}}}}]
+
+
+async def test_chat_native_tool_calls_read_by_the_sdk(client: AsyncOpenAI, mock: MockModelServer):
+    """A rule's `tool_calls` reach a request that offers tools as the API's native calls: the SDK's
+    stream helper assembles them from the deltas, and the plain body carries them; without tools, none."""
+    mock.configure(rules=[{"match": "find it", "text": "", "tool_calls": [
+        {"name": "grep", "arguments": {"pattern": "def x"}}, {"name": "grep", "arguments": {"pattern": "y"}}]}])
+    ask = [{"role": "user", "content": "find it"}]
+    async with client.chat.completions.stream(model="m", messages=ask, tools=TOOLS) as stream:
+        async for _ in stream:
+            pass
+        done = await stream.get_final_completion()
+    calls = done.choices[0].message.tool_calls
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in calls] == [("grep", {"pattern": "def x"}), ("grep", {"pattern": "y"})]
+    assert done.choices[0].finish_reason == "tool_calls" and len({c.id for c in calls}) == 2
+    plain = await client.chat.completions.create(model="m", messages=ask, tools=TOOLS)
+    assert plain.choices[0].message.tool_calls[0].function.name == "grep" and plain.choices[0].finish_reason == "tool_calls"
+    none = await client.chat.completions.create(model="m", messages=ask)
+    assert none.choices[0].message.tool_calls is None and none.choices[0].finish_reason == "stop"
+
+
 async def test_chat_max_tokens(client: AsyncOpenAI):
     r = await client.chat.completions.create(model="m", messages=MSGS, max_tokens=3)
     assert r.choices[0].message.content == "".join(TOKENS[:3])

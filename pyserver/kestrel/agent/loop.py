@@ -2,7 +2,9 @@
 
 Each step is one model call through the chat turn streamer (deltas, steer and stop as in chat); the
 calls in its answer (tool_calls.py) run and their results go back as the next message; an answer
-without a call is the final one. A steer sent while tools run goes in before the next call. At
+without a call is the final one. With `native` (the endpoint passed native_probe), the tools go as the
+request's `tools` and native calls are answered with `tool` messages; calls printed as text are still
+read and answered in the model's text format. A steer sent while tools run goes in before the next call. At
 `max_steps` one more call is told to answer now. Read-only. Why: docs/design-notes.md#pyserverkestrelagentlooppy
 """
 
@@ -15,7 +17,7 @@ from typing import Any, Callable
 from ..chat.engine import ChatEngine
 from ..providers.base import Provider
 from .read_tools import TOOLS, WorkspaceReader
-from .tool_calls import Toolbox, parse
+from .tool_calls import NATIVE, ToolCall, Toolbox, parse
 
 DEFAULT_STEPS, MAX_STEPS = 6, 20
 MAX_CALLS_PER_STEP = 4  # a step that prints more calls gets the first ones run (the model is told)
@@ -46,18 +48,20 @@ class AgentRun:
     nudged: bool = False  # told once to look at the workspace before answering
 
 
-def system_prompt(toolbox: Toolbox) -> str:
-    return AGENT_SYSTEM + "\n\n" + toolbox.text_protocol()
+def system_prompt(toolbox: Toolbox, native: bool = False) -> str:
+    """The agent's instructions; the tools described in the model's text format unless they go natively."""
+    return AGENT_SYSTEM if native else AGENT_SYSTEM + "\n\n" + toolbox.text_protocol()
 
 
 async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messages: list[dict],
                     reader: WorkspaceReader, notify: Callable[[str, Any], None], max_steps: int,
-                    max_tokens: int | None = None) -> dict:
+                    max_tokens: int | None = None, native: bool = False) -> dict:
     """The run's result (AgentResult's fields); the steps are also sent as `kestrel/agentStep`."""
     toolbox = Toolbox(TOOLS)
+    tools = toolbox.wire() if native else None
     # A client's own system message (the chat panel sends one) follows the agent's: one system message.
     theirs = "".join(f"\n\n{m['content']}" for m in messages if m.get("role") == "system" and isinstance(m.get("content"), str))
-    history = [{"role": "system", "content": system_prompt(toolbox) + theirs},
+    history = [{"role": "system", "content": system_prompt(toolbox, native) + theirs},
                *(m for m in messages if m.get("role") != "system")]
     steps: list[dict] = []
     text = ""
@@ -66,7 +70,7 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
             return {"id": run.id, "text": text, "steps": steps, "stopped": True}
         run.streaming = True
         try:
-            result = await turns.turn(provider, run.id, history, max_tokens=max_tokens)
+            result = await turns.turn(provider, run.id, history, max_tokens=max_tokens, tools=tools)
         finally:
             run.streaming = False
         text = result["text"]
@@ -74,7 +78,8 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
             return {"id": run.id, "text": text, "steps": steps, "error": result["error"]}
         if result.get("stopped") or run.stopped:
             return {"id": run.id, "text": text, "steps": steps, "stopped": True}
-        calls = parse(text, None, toolbox)
+        native_calls = result.get("toolCalls") or []
+        calls = [_read_native(raw, toolbox) for raw in native_calls] if native_calls else parse(text, None, toolbox)
         if not calls and not steps and step < max_steps and not run.nudged:
             # Small models answer from memory without looking (the 0.5B on codebase questions: no call in
             # 12 of 12); told once that it has not looked, it may call a tool. An answer after that is final.
@@ -95,14 +100,40 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
         notify("kestrel/agentStep", steps[-1])
         if run.stopped:
             return {"id": run.id, "text": text, "steps": steps, "stopped": True}
-        history = [*history, {"role": "assistant", "content": text},
-                   {"role": "user", "content": _tool_message(done, len(calls), run)}]
+        if native_calls:
+            history = [*history, *_native_answers(text, native_calls, done, run)]
+        else:
+            history = [*history, {"role": "assistant", "content": text},
+                       {"role": "user", "content": _tool_message(done, len(calls), run)}]
     # Out of steps: one more call, told to answer now, so the user gets an answer rather than a tool call.
     history = [*history, {"role": "user", "content": ANSWER_NOW}]
-    result = await turns.turn(provider, run.id, history, max_tokens=max_tokens)
-    final = result["text"] if not parse(result["text"], None, toolbox) else text
+    # (The tools are still offered: an endpoint may refuse a history of native calls without them.)
+    result = await turns.turn(provider, run.id, history, max_tokens=max_tokens, tools=tools)
+    called = result.get("toolCalls") or parse(result["text"], None, toolbox)
+    final = text if called or not result["text"].strip() else result["text"]
     return {"id": run.id, "text": final, "steps": steps, "stepLimit": True,
             **({"error": result["error"]} if result.get("error") else {})}
+
+
+def _read_native(raw: dict, toolbox: Toolbox) -> ToolCall:
+    """A native call as the loop runs it; a name no tool has is kept (running it says so to the model)."""
+    found = parse(None, [raw], toolbox)
+    return found[0] if found else ToolCall(str((raw.get("function") or {}).get("name") or ""), {}, NATIVE)
+
+
+def _native_answers(text: str, native_calls: list[dict], done: list, run: AgentRun) -> list[dict]:
+    """The step in the API's native shape: the assistant's calls, then one `tool` message per call id
+    (every call is answered, those past the step's limit with why), then what the user said meanwhile."""
+    out: list[dict] = [{"role": "assistant", "content": text or None, "tool_calls": native_calls}]
+    for k, raw in enumerate(native_calls):
+        answer = done[k][1].text if k < len(done) else (
+            f"not run: at most {MAX_CALLS_PER_STEP} calls run per step; call it again if you need it")
+        out.append({"role": "tool", "tool_call_id": raw.get("id") or f"call_{k}", "content": answer})
+    if run.steers:
+        said = "\n".join(run.steers)
+        run.steers.clear()
+        out.append({"role": "user", "content": f"The user says, while you work: {said}"})
+    return out
 
 
 def _tool_message(done: list, called: int, run: AgentRun) -> str:

@@ -74,11 +74,13 @@ class ChatEngine:
         self, provider: Provider, turn_id: str, messages: list[dict], *, delta_method: str = "kestrel/chatDelta",
         on_delta: Callable[[str], None] | None = None, prediction: str | None = None, resume: bool = True,
         steer_note: str = "", deterministic: bool = False, max_tokens: int | None = None,
+        tools: list[dict] | None = None,
     ) -> dict:
         """Stream one answer (steerable, stoppable). Inline edits reuse this with their own
         notification method, so steering an edit works exactly like steering a chat answer.
         `steer_note` is added to an emulated steer's message (an edit asks for the whole region
-        again); the answer's text after the last emulated steer is `lastSegment`."""
+        again); the answer's text after the last emulated steer is `lastSegment`. With `tools` (a
+        provider with `native_tools`), the native calls of the last stream are `toolCalls`."""
         t = _Turn(turn_id, list(messages))
         self._turns[turn_id] = t
         stats = StreamStats()
@@ -88,7 +90,8 @@ class ChatEngine:
         resumes = 0
         try:
             while True:
-                source = self._open_stream(provider, t, stats, prediction, deterministic, max_tokens)
+                stats.tool_calls.clear()  # only the last stream's calls count (a steer restarts it)
+                source = self._open_stream(provider, t, stats, prediction, deterministic, max_tokens, tools)
                 t.stream = loop.create_task(self._pump(t, source, deltas, on_delta))
                 try:
                     if await self._wait_for_stream(t.stream) and t.restart_with is None:
@@ -109,11 +112,13 @@ class ChatEngine:
             self._turns.pop(turn_id, None)
             deltas.flush()
         result.update(text=t.text, ttftMs=stats.ttft_ms, steers=t.steers, lastSegment=t.segment)
+        if stats.tool_calls:
+            result["toolCalls"] = list(stats.tool_calls)
         return result
 
     @staticmethod
     def _open_stream(provider: Provider, t: _Turn, stats: StreamStats, prediction: str | None,
-                     deterministic: bool, max_tokens: int | None = None) -> Any:
+                     deterministic: bool, max_tokens: int | None = None, tools: list[dict] | None = None) -> Any:
         """The turn's next model stream: a native steering session when the provider and model
         have one (kept in `t.session`), else a plain chat stream."""
         steerable = getattr(provider, "steerable_chat", None)
@@ -125,6 +130,8 @@ class ChatEngine:
             opts["max_tokens"] = max_tokens
         if prediction is not None:
             opts["prediction"] = prediction
+        if tools and getattr(provider, "native_tools", False):
+            opts["tools"] = tools
         return provider.chat(t.history, stats, **opts)
 
     @staticmethod

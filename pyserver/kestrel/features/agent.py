@@ -8,6 +8,7 @@ import time
 
 from .. import protocol
 from ..agent.loop import DEFAULT_STEPS, MAX_STEPS, AgentRun, run_agent
+from ..agent.native_probe import NativeToolsCache
 from ..agent.read_tools import WorkspaceReader
 from ..core import Core, chat_guard
 from ..protocol import AgentParams, AgentResult, SteerParams, SteerResult
@@ -17,6 +18,7 @@ class AgentFeature:
     def __init__(self, core: Core) -> None:
         self.core = core
         self.runs: dict[str, AgentRun] = {}
+        self.native_tools = NativeToolsCache()
 
     async def run(self, params: AgentParams) -> AgentResult:
         core = self.core
@@ -40,8 +42,10 @@ class AgentFeature:
             core.index_codebase()  # search_code uses the index; the other tools read the disk
         core.status.generation_started()
         try:
+            # The embedded model prints its calls (never native): no probe for it.
+            native = not core.host.embedded.running and await self.native_tools.native(provider)
             result = await run_agent(run, provider, core.chat_engine, messages, WorkspaceReader(core.codebase),
-                                     core.notify, steps, cap or None)
+                                     core.notify, steps, cap or None, native=native)
         finally:  # also when the run raised or was cancelled: the status bar must not stay busy
             self.runs.pop(run_id, None)
             core.status.busy = max(core.status.busy - 1, 0)

@@ -53,6 +53,9 @@ class StreamStats:
     # With `CompletionPrompt.top_logprobs`: each streamed token's text and its alternatives' log
     # probabilities ({text: logprob}, the chosen one included), when the endpoint returns them.
     tokens: list[tuple[str, dict[str, float]]] = field(default_factory=list)
+    # With `tools`: the calls the model made through the API's native tool calling, in order, in the
+    # API's shape ({"id", "type": "function", "function": {"name", "arguments": JSON text}}).
+    tool_calls: list[dict] = field(default_factory=list)
 
     def mark_delta(self) -> None:
         if self.first_token is None:
@@ -113,6 +116,7 @@ class WebSocketRefusedError(ProviderError):
 class Provider(Protocol):
     kind: str
     model: str
+    native_tools: bool  # `chat` takes `tools` (an agent still checks that the model uses them)
     settings: "Settings"  # read per request (effort...): the host swaps in a changed one (core.model_host)
 
     @property
@@ -125,9 +129,10 @@ class Provider(Protocol):
         """Stream the text to insert at the cursor. Cancelling the consumer closes upstream."""
 
     def chat(self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None,
-             deterministic: bool = False) -> AsyncIterator[str]:
+             deterministic: bool = False, tools: list[dict] | None = None) -> AsyncIterator[str]:
         """Stream an assistant answer to chat-style messages (`deterministic`: greedy where the
         model takes a temperature, for fixes and edits), at `settings.effort` where the model
-        takes a reasoning effort (providers.reasoning)."""
+        takes a reasoning effort (providers.reasoning). `tools` (Chat Completions' function tools)
+        only where `native_tools` is true: the calls land in `stats.tool_calls`."""
 
     async def aclose(self) -> None: ...

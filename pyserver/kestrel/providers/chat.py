@@ -12,6 +12,7 @@ from .reasoning import COMPLETION_EFFORT, chat_completions_effort, is_openai_rea
 
 class ChatCompletionsProvider(HttpProvider):
     kind = "chat"
+    native_tools = True
 
     @property
     def supports_prediction(self) -> bool:
@@ -28,9 +29,11 @@ class ChatCompletionsProvider(HttpProvider):
     async def chat(
         self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None,
         temperature: float | None = None, retries: bool = True, prediction: str | None = None,
-        deterministic: bool = False, effort: str | None = None,
+        deterministic: bool = False, effort: str | None = None, tools: list[dict] | None = None,
     ) -> AsyncIterator[str]:
         params: dict = {"model": self.model, "messages": messages}
+        if tools:
+            params["tools"] = tools
         # Chat turns and fixes use the configured effort (read per request: the picker changes it live).
         reasoning_effort = chat_completions_effort(self.model, effort or self.settings.effort)
         if reasoning_effort:
@@ -48,9 +51,24 @@ class ChatCompletionsProvider(HttpProvider):
             params["temperature"] = temperature
         client = self.http.client if retries else self.http.completion_client
         async with self.http.sse(client.chat.completions, **params) as events:
+            calls: dict[int, dict] = {}
             async for event in events:
                 for choice in event.get("choices") or ():
-                    text = (choice.get("delta") or {}).get("content")
+                    delta = choice.get("delta") or {}
+                    for part in delta.get("tool_calls") or ():
+                        _add_call_delta(calls, part)
+                    text = delta.get("content")
                     if text:
                         stats.mark_delta()
                         yield text
+            stats.tool_calls.extend(calls[k] for k in sorted(calls) if calls[k]["function"]["name"])
+
+
+def _add_call_delta(calls: dict[int, dict], part: dict) -> None:
+    """One streamed piece of a native call: the first names it, later ones add to its arguments."""
+    call = calls.setdefault(int(part.get("index") or 0),
+                            {"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+    fn = part.get("function") or {}
+    call["id"] = part.get("id") or call["id"]
+    call["function"]["name"] += fn.get("name") or ""
+    call["function"]["arguments"] += fn.get("arguments") or ""

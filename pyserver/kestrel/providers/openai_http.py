@@ -246,6 +246,7 @@ class HttpProvider:
     """What the HTTP transports share: one streamer (client + pool), prewarm, close."""
 
     kind = "http"
+    native_tools = False  # Chat Completions' function tools: its provider says so
 
     def __init__(self, settings: Settings, http: HttpStreamer | None = None) -> None:
         self.settings = settings

@@ -108,6 +108,7 @@ class _Socket:
 
 class ResponsesWebSocketProvider:
     kind = "responses-ws"
+    native_tools = False  # (the Responses API's function tools are not wired yet: agents use the text protocol)
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

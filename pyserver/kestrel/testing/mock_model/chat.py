@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import json
+
 from .choices import ChoiceGeneration
 from .script import haystack
+from .wire import JSON, new_id
 
 
 class ChatCompletion(ChoiceGeneration):
@@ -21,10 +24,39 @@ class ChatCompletion(ChoiceGeneration):
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
         return haystack(body.get("messages")), body.get("stop"), max_tokens
 
+    def native_calls(self) -> list[dict[str, Any]]:
+        """The rule's tool calls, as the API spells them, when the request offered tools (a model
+        given no tools has none to call)."""
+        if not self.body.get("tools"):
+            return []
+        if not hasattr(self, "_calls"):
+            self._calls = [{"id": new_id("call_"), "type": "function",
+                            "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})}}
+                           for c in self.plan.tool_calls]
+        return self._calls
+
     def message_choice(self, text: str) -> dict[str, Any]:
-        return {
-            "index": 0,
-            "message": {"role": "assistant", "content": text, "refusal": None},
-            "logprobs": None,
-            "finish_reason": self.plan.finish_reason,
-        }
+        calls = self.native_calls()
+        message: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else ""), "refusal": None}
+        if calls:
+            message["tool_calls"] = calls
+        return {"index": 0, "message": message, "logprobs": None,
+                "finish_reason": "tool_calls" if calls else self.plan.finish_reason}
+
+    def tail(self, sent: list[str]) -> list[bytes]:
+        """Native calls stream as `delta.tool_calls` (the name first, the arguments in pieces), then the
+        finish reason says `tool_calls`."""
+        calls = self.native_calls()
+        if not calls:
+            return super().tail(sent)
+        frames = []
+        for k, call in enumerate(calls):
+            args = call["function"]["arguments"]
+            head = {"index": k, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}}
+            pieces = [args[: len(args) // 2], args[len(args) // 2 :]]
+            for delta in [head, *({"index": k, "function": {"arguments": piece}} for piece in pieces if piece)]:
+                frames.append(self.chunk('{"index":0,"delta":{"tool_calls":[' + JSON(delta) + ']},"logprobs":null,"finish_reason":null}'))
+        rest = super().tail(sent)
+        finish = self.chunk(self.finish_choice[0] + JSON(self.plan.finish_reason) + self.finish_choice[1])
+        assert rest[0] == finish
+        return frames + [self.chunk(self.finish_choice[0] + JSON("tool_calls") + self.finish_choice[1])] + rest[1:]

@@ -19,7 +19,9 @@ _FILLER_TOKENS = _TOKEN_RE.findall("value = compute(x, y) + 1\n")
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "text": DEFAULT_TEXT,  # default output text
-    "rules": [],  # [{"match": substr, "text": str, (optional) "ttft_ms", "tps", "alternatives"}]
+    # [{"match": substr, "text": str, (optional) "ttft_ms", "tps", "alternatives", "tool_calls"}]; `tool_calls`
+    # ([{"name", "arguments": {...}}]) are sent as Chat Completions' native calls when the request offers tools
+    "rules": [],
     "tokens": None,  # int: deterministic filler of N tokens when no rule matches
     "ttft_ms": 0.0,  # delay before the first token
     "tps": 0.0,  # tokens per second, 0 = as fast as possible
@@ -101,6 +103,7 @@ class Plan:
     # Log probabilities of other tokens at every position ({text: logprob}), sent when a legacy
     # Completions request asks for `logprobs`; the chosen token gets the probability they leave.
     alternatives: dict[str, float] = field(default_factory=dict)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # native calls, after the text
 
 
 @dataclass
@@ -115,6 +118,7 @@ class Script:
     prefill_tps: float
     retry_after: Any
     alternatives: dict[str, float] = field(default_factory=dict)
+    tool_calls: list = field(default_factory=list)
 
 
 def select_script(cfg: dict[str, Any], hay: str, text_override: Optional[str] = None) -> Script:
@@ -124,12 +128,14 @@ def select_script(cfg: dict[str, Any], hay: str, text_override: Optional[str] = 
     text: Optional[str] = text_override
     tokens: Optional[list[str]] = None
     alternatives: dict[str, float] = {}
+    tool_calls: list = []
     if text is None:
         for rule in cfg.get("rules") or []:
             m = rule.get("match")
             if m is not None and m in hay:
                 text = str(rule.get("text", ""))
                 alternatives = {str(k): float(v) for k, v in (rule.get("alternatives") or {}).items()}
+                tool_calls = list(rule.get("tool_calls") or [])
                 if rule.get("ttft_ms") is not None:
                     ttft_ms = float(rule["ttft_ms"])
                 if rule.get("tps") is not None:
@@ -149,6 +155,7 @@ def select_script(cfg: dict[str, Any], hay: str, text_override: Optional[str] = 
         prefill_tps=float(cfg.get("prefill_tps") or 0),
         retry_after=cfg.get("retry_after", 1),
         alternatives=alternatives,
+        tool_calls=tool_calls,
     )
 
 
@@ -189,4 +196,5 @@ def make_plan(
         retry_after=script.retry_after,
         prompt_tokens=max(1, len(hay) // 4),
         alternatives=script.alternatives,
+        tool_calls=script.tool_calls,
     )

@@ -112,18 +112,21 @@ def native(name: str, **arguments) -> dict:
 PROBE = {"match": "report_ready", "text": "", "tool_calls": [native("report_ready", ready=True)]}
 
 
-async def test_an_endpoint_that_calls_tools_natively_gets_them_natively(mock, tmp_path):
+@pytest.mark.parametrize("provider", ["chat", "responses", "responses-ws"])
+async def test_an_endpoint_that_calls_tools_natively_gets_them_natively(mock, tmp_path, provider):
     """The probe's call comes back natively: the tools go as the request's `tools` (not described in
     the system prompt), the calls run, each is answered by a `tool` message with its id, and a steer
     sent meanwhile is heard."""
     root = project(tmp_path / "ws")
-    mock.configure(text="", ttft_ms=300, rules=[
+    mock.configure(text="", rules=[
         PROBE,
         {"match": "use pathlib", "text": "It is in tasky/utils.py:1 (with pathlib)."},
+        # The call after the tools (their results are in it) waits 2 s: the steer lands while it does.
+        {"match": "tasky/utils.py lines 1-", "text": "Not steered.", "ttft_ms": 2000},
         {"match": "where is parse_due", "text": "",
          "tool_calls": [native("grep", pattern="def parse_due"), native("read_file", path="tasky/utils.py")]},
     ])
-    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+    async with kestrel(mock_options(mock, provider), env=clean_env(), workspace=root) as client:
         steps: list = []
         client.feature("kestrel/agentStep")(lambda p: steps.append(p))
         import asyncio
@@ -135,16 +138,28 @@ async def test_an_endpoint_that_calls_tools_natively_gets_them_natively(mock, tm
         result = await run
         assert result.text == "It is in tasky/utils.py:1 (with pathlib)."
         assert [(c.name, c.found, c.ok) for c in result.steps[0].calls] == [("grep", "native", True), ("read_file", "native", True)]
-        sent = [r["body"] for r in agent_requests(mock)]
-        assert [t["function"]["name"] for t in sent[0]["tools"]] == ["read_file", "list_files", "grep", "search_code"]
-        assert "<tool_call>" not in sent[0]["messages"][0]["content"]  # no text protocol beside native tools
-        said = sent[-1]["messages"]
-        k = next(i for i, m in enumerate(said) if m.get("tool_calls"))
-        calls = said[k]["tool_calls"]
-        assert said[k]["role"] == "assistant" and [c["function"]["name"] for c in calls] == ["grep", "read_file"]
-        assert [(m["role"], m["tool_call_id"]) for m in said[k + 1:k + 3]] == [("tool", calls[0]["id"]), ("tool", calls[1]["id"])]
-        assert "def parse_due" in said[k + 1]["content"] and "tasky/utils.py lines 1-" in said[k + 2]["content"]
-        assert "use pathlib" in json.dumps(said[k + 3:])
+        if provider == "chat":
+            sent = [r["body"] for r in agent_requests(mock)]
+            assert [t["function"]["name"] for t in sent[0]["tools"]] == ["read_file", "list_files", "grep", "search_code"]
+            assert "<tool_call>" not in sent[0]["messages"][0]["content"]  # no text protocol beside native tools
+            said = sent[-1]["messages"]
+            k = next(i for i, m in enumerate(said) if m.get("tool_calls"))
+            calls = said[k]["tool_calls"]
+            assert said[k]["role"] == "assistant" and [c["function"]["name"] for c in calls] == ["grep", "read_file"]
+            assert [(m["role"], m["tool_call_id"]) for m in said[k + 1:k + 3]] == [("tool", calls[0]["id"]), ("tool", calls[1]["id"])]
+            assert "def parse_due" in said[k + 1]["content"] and "tasky/utils.py lines 1-" in said[k + 2]["content"]
+            assert "use pathlib" in json.dumps(said[k + 3:])
+        else:  # the Responses API: flat function tools; the calls and their outputs as input items
+            sent = [r["body"] for r in mock.stats()["request_log"] if r["endpoint"] in ("/v1/responses", "ws_create")
+                    and (r["body"] or {}).get("tools") and "report_ready" not in json.dumps(r["body"]["tools"])]
+            assert [t["name"] for t in sent[0]["tools"]] == ["read_file", "list_files", "grep", "search_code"]
+            assert "<tool_call>" not in sent[0]["instructions"]
+            items = sent[1]["input"]
+            calls = [i for i in items if i.get("type") == "function_call"]
+            outputs = [i for i in items if i.get("type") == "function_call_output"]
+            assert [c["name"] for c in calls] == ["grep", "read_file"]
+            assert [o["call_id"] for o in outputs] == [c["call_id"] for c in calls]
+            assert "def parse_due" in outputs[0]["output"] and "tasky/utils.py lines 1-" in outputs[1]["output"]
 
 
 async def test_an_endpoint_whose_model_prints_its_calls_keeps_the_text_protocol(mock, tmp_path):

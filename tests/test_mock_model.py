@@ -241,6 +241,32 @@ async def test_responses_stream_helper_and_non_stream(client: AsyncOpenAI):
     assert r.output_text == TEXT and r.instructions == "be brief"
 
 
+RESPONSES_TOOLS = [{"type": "function", "name": "grep", "description": "search", "strict": False,
+                    "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}}}}]
+
+
+async def test_responses_native_function_calls_read_by_the_sdk(client: AsyncOpenAI, mock: MockModelServer):
+    """A rule's `tool_calls` reach a Responses request that offers tools as `function_call` output items:
+    the SDK's stream helper, the plain body and the WebSocket read them; without tools, none."""
+    mock.configure(rules=[{"match": "find it", "text": "Looking.", "tool_calls": [{"name": "grep", "arguments": {"pattern": "x"}}]}])
+    async with client.responses.stream(model="m", input="find it", tools=RESPONSES_TOOLS) as stream:
+        async for _ in stream:
+            pass
+        final = await stream.get_final_response()
+    calls = [o for o in final.output if o.type == "function_call"]
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [("grep", {"pattern": "x"})] and calls[0].call_id
+    assert final.output_text == "Looking."
+    plain = await client.responses.create(model="m", input="find it", tools=RESPONSES_TOOLS)
+    assert [o.name for o in plain.output if o.type == "function_call"] == ["grep"]
+    none = await client.responses.create(model="m", input="find it")
+    assert [o.type for o in none.output] == ["message"]
+    async with client.responses.connect() as conn:
+        await conn.send({"type": "response.create", "model": "m", "input": "find it", "tools": RESPONSES_TOOLS})
+        evs = await recv_until(conn, lambda e: e.type == "response.completed")
+        done = [e.item for e in evs if e.type == "response.output_item.done" and e.item.type == "function_call"]
+        assert [(d.name, d.arguments) for d in done] == [("grep", '{"pattern": "x"}')]
+
+
 # ------------------------------------------------------------- WebSocket
 async def test_ws_prewarm_and_cache(client: AsyncOpenAI, mock: MockModelServer):
     async with client.responses.connect() as conn:

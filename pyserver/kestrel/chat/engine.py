@@ -122,7 +122,9 @@ class ChatEngine:
         """The turn's next model stream: a native steering session when the provider and model
         have one (kept in `t.session`), else a plain chat stream."""
         steerable = getattr(provider, "steerable_chat", None)
-        t.session = steerable(t.history, stats) if steerable is not None and provider.native_steering else None
+        native_tools = bool(tools) and getattr(provider, "native_tools", False)
+        t.session = (steerable(t.history, stats, **({"tools": tools} if native_tools else {}))
+                     if steerable is not None and provider.native_steering else None)
         if t.session is not None:
             return t.session
         opts: dict[str, Any] = {"deterministic": True} if deterministic else {}
@@ -130,7 +132,7 @@ class ChatEngine:
             opts["max_tokens"] = max_tokens
         if prediction is not None:
             opts["prediction"] = prediction
-        if tools and getattr(provider, "native_tools", False):
+        if native_tools:
             opts["tools"] = tools
         return provider.chat(t.history, stats, **opts)
 

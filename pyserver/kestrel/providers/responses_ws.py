@@ -108,7 +108,7 @@ class _Socket:
 
 class ResponsesWebSocketProvider:
     kind = "responses-ws"
-    native_tools = False  # (the Responses API's function tools are not wired yet: agents use the text protocol)
+    native_tools = True
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -196,17 +196,19 @@ class ResponsesWebSocketProvider:
         self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None, effort: str | None = None,
         prediction: str | None = None,  # (Predicted Outputs: Chat Completions only)
         deterministic: bool = False,  # (reasoning models take no temperature: the effort setting rules)
+        tools: list[dict] | None = None,
     ) -> AsyncIterator[str]:
-        params = responses_params(self.settings, messages, max_tokens=max_tokens, effort=effort or self.settings.effort)
+        params = responses_params(self.settings, messages, max_tokens=max_tokens, effort=effort or self.settings.effort,
+                                  tools=tools)
         params.pop("stream", None)
         async for event in self.events(params):
             text = text_of(event, stats)
             if text:
                 yield text
 
-    def steerable_chat(self, messages: list[dict], stats: StreamStats) -> "SteerableChat":
+    def steerable_chat(self, messages: list[dict], stats: StreamStats, tools: list[dict] | None = None) -> "SteerableChat":
         """A chat stream that can be redirected while it runs with the API's `response.steer`."""
-        params = responses_params(self.settings, messages, max_tokens=None, effort=self.settings.effort)
+        params = responses_params(self.settings, messages, max_tokens=None, effort=self.settings.effort, tools=tools)
         return SteerableChat(self, params, stats)
 
     async def events(self, params: dict, turn: "SteerableChat | None" = None) -> AsyncIterator[dict]:
@@ -293,6 +295,7 @@ class SteerableChat:
                 self.response_id = (event.get("response") or {}).get("id")
                 if self._steered:
                     self._steered = False
+                    self.stats.tool_calls.clear()  # the steered response's calls are not the answer's
                     if self.on_commit is not None:
                         self.on_commit()
             elif kind == "response.steer.accepted":

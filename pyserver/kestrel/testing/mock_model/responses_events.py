@@ -8,6 +8,7 @@ before asking for the next keeps the numbering in wire order.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Iterator, Optional
 
@@ -72,6 +73,11 @@ def response_obj(
 def message_item(msg_id: str, text: Optional[str], status: str) -> dict[str, Any]:
     content = [] if text is None else [text_part(text)]
     return {"id": msg_id, "type": "message", "role": "assistant", "status": status, "content": content}
+
+
+def function_call_item(call: dict[str, Any], status: str) -> dict[str, Any]:
+    return {"id": call["id"], "type": "function_call", "status": status, "call_id": call["call_id"],
+            "name": call["name"], "arguments": call["arguments"] if status == "completed" else ""}
 
 
 def text_part(text: str) -> dict[str, Any]:
@@ -180,7 +186,25 @@ class ResponseRun:
         )
         item = message_item(self.msg_id, text, item_status)
         yield self.event({"type": "response.output_item.done", "output_index": 0, "item": item})
-        yield from self.finish([item], plan, n, incomplete_reason)
+        output = [item]
+        for k, call in enumerate(self.function_calls(plan) if not incomplete_reason else (), start=1):
+            # A native call: announced, its arguments streamed in pieces, then done (as the API sends it).
+            yield self.event({"type": "response.output_item.added", "output_index": k, "item": function_call_item(call, "in_progress")})
+            args = call["arguments"]
+            for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
+                yield self.event({"type": "response.function_call_arguments.delta", "item_id": call["id"], "output_index": k, "delta": piece})
+            yield self.event({"type": "response.function_call_arguments.done", "item_id": call["id"], "output_index": k, "arguments": args})
+            done = function_call_item(call, "completed")
+            yield self.event({"type": "response.output_item.done", "output_index": k, "item": done})
+            output.append(done)
+        yield from self.finish(output, plan, n, incomplete_reason)
+
+    def function_calls(self, plan: Optional[Plan]) -> list[dict[str, Any]]:
+        """The plan's native calls as function_call items (ids fixed once per response)."""
+        if not hasattr(self, "_calls"):
+            self._calls = [{"id": new_id("fc_"), "call_id": new_id("call_"), "name": c["name"],
+                            "arguments": json.dumps(c.get("arguments") or {})} for c in (plan.tool_calls if plan else [])]
+        return self._calls
 
     def finish(self, output: list, plan: Optional[Plan], n: int, incomplete_reason: Optional[str]) -> Events:
         if incomplete_reason:

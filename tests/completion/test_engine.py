@@ -57,15 +57,56 @@ def test_the_engine_waits_for_a_model_that_ends_its_blocks_and_learns_one_that_d
             runs_on.sent = 0
             await ask(engine, runs_on)
             waited.append(runs_on.sent > 8)  # past the few lines an early cut needs
-        return first, waited
+        # Answered at once, a stream is still counted when it ends alone (nothing started beside it).
+        counted = []
+        engine._habit.record = lambda ended, record=engine._habit.record: (counted.append(ended), record(ended))
+        await ask(engine, runs_on)
+        await engine._live[req.uri].task
+        return first, waited, counted
 
-    first, waited = asyncio.run(go())
+    first, waited, counted = asyncio.run(go())
     # While nothing is known, the answer is what the early cuts give (the block is longer than
     # the horizon in which a hole must rejoin the code below); once the model is known to end its
     # blocks, the whole ended block, dedents and all.
     assert all(text != middle for text in first[:MIN_SEEN]) and first[MIN_SEEN:] == [middle] * 2, first
-    # Kept to the end: the first MIN_SEEN (to learn), then one in every PROBE_EVERY.
-    assert [i for i, w in enumerate(waited) if w] == [*range(MIN_SEEN), MIN_SEEN - 1 + PROBE_EVERY], waited
+    # Waited for to its end: only the first MIN_SEEN (to learn); later streams answer from the cuts.
+    assert [i for i, w in enumerate(waited) if w] == [*range(MIN_SEEN)], waited
+    assert counted == [False]  # the model that runs on, counted from a stream it was not waited for
+
+
+def test_a_stream_another_started_beside_is_not_counted():
+    """A one-slot local server cuts a stream short for a newcomer, and the cut can look like the
+    model's own end: a completion stream that another stream started beside is not counted."""
+    import asyncio
+
+    from kestrel.completion.ending import EndingHabit
+    from kestrel.completion.generation import Generation
+    from kestrel.providers.base import CompletionPrompt, StreamStats
+
+    class Ends:
+        async def complete(self, prompt, stats):
+            for piece in ("x = 1\n", "y = 2\n"):
+                await asyncio.sleep(0.01)
+                yield piece
+            stats.stop_reason = "stop"
+
+    class Quiet:
+        def generation_started(self): ...
+        def generation_finished(self, stats, error): ...
+
+    async def go():
+        habit, counted = EndingHabit(), []
+        habit.record = counted.append
+        prompt = CompletionPrompt(prefix="def f():\n    ", suffix="", language="python", path="a.py", multiline=True)
+        cur = split_at("def f():\n    \n", 1, 4)
+        alone = Generation(Ends(), prompt, cur, Quiet(), 1000, 10, habit=habit)
+        await alone.task
+        beside = Generation(Ends(), prompt, cur, Quiet(), 1000, 10, habit=habit)
+        StreamStats()  # another stream (a chat turn, an edit) starts while it runs
+        await beside.task
+        return counted
+
+    assert asyncio.run(go()) == [True]  # the first (alone) counted, the second not
 
 
 def test_the_cursor_before_a_line_of_code_asks_for_a_new_line_above_it():

@@ -2,9 +2,10 @@
 
 Each finished multi-line stream counts: ended by the model within `max_lines`, or ran past them (or
 hit the cap). Once MIN_SEEN streams are known, a model that ended most of them `ends_blocks`: its end
-is waited for and trusted. Until then, and for one multi-line generation in PROBE_EVERY afterwards,
-the engine `watches`: it keeps the stream to its end only to count it, and answers exactly as
-without waiting. Why: docs/design-notes.md#pyserverkestrelcompletionendingpy
+is waited for and trusted. Until then the engine `watches`: it keeps the stream to its end only to
+count it, and answers exactly as without waiting, but only then. Afterwards one multi-line
+generation in PROBE_EVERY is watched without waiting: answered at once, counted if its stream ends
+alone (generation.py). Why: docs/design-notes.md#pyserverkestrelcompletionendingpy
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ class EndingHabit:
     def __init__(self) -> None:
         self._ended: deque[bool] = deque(maxlen=WINDOW)
         self._since_probe = 0
+
+    @property
+    def known(self) -> bool:
+        """Enough streams counted to say (until then a watched stream is waited for, see engine)."""
+        return len(self._ended) >= MIN_SEEN
 
     @property
     def ends_blocks(self) -> bool:

@@ -4,7 +4,8 @@ A request is answered from the document's live `Generation` (generation.py) when
 what was typed; otherwise a new one starts (at most one live per document). Its text goes through
 the cuts (cuts/), then the language's guard (guards/). A multi-line answer is given as soon as a
 cut is final, except while the model is known to end its blocks itself (ending.py): then the
-engine waits for that end, up to max_lines (a stream watched to learn that answers as without).
+engine waits for that end, up to max_lines (a stream watched to learn that answers as without,
+at its end while the habit is not yet known, at once afterwards).
 Once a stream has ended, what follows its suggestion is asked for while the user reads it (prepared).
 """
 
@@ -246,7 +247,11 @@ class InlineCompletionEngine:
                     if not shown.text:
                         raise gen.error
                     return Shown(shown.text, True)  # keep what arrived before the failure
-                if shown.final and gen.watched and gen.awaits_end:
+                if shown.final and gen.watched and gen.awaits_end and not self._habit.known:
+                    # Learning the model's habit: the answer waits for the stream's end, so that the
+                    # user's next request does not cut the stream short before it is counted. Once the
+                    # habit is known, a watched stream answers at once and is counted in the background
+                    # if it ends alone (generation.py).
                     early = early or shown  # final: later text cannot change it; the stream goes on to be counted
                 elif shown.final or gen.done:
                     shown = early or shown

@@ -15,7 +15,7 @@ import time
 from typing import Protocol
 
 from ..context.window import CursorText
-from ..providers.base import CompletionPrompt, Provider, ProviderError, StreamStats
+from ..providers.base import CompletionPrompt, Provider, ProviderError, StreamStats, streams_opened
 from .ending import EndingHabit
 from .shape import opens_a_line
 
@@ -94,7 +94,9 @@ class Generation:
         finally:
             self.done = True
             self.stats.finished = time.perf_counter()
-            if self.error is None:
+            # A stream another one started beside is not counted: a one-slot local server cuts it short
+            # for the newcomer, and a stream cut by the server can read as one the model ended.
+            if self.error is None and streams_opened() == self.stats.seq:
                 self._note_ending(self.model_ended)
             self._changed.set()
             cancelled = self.error is not None and self.error.message == "cancelled"

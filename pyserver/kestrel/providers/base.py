@@ -41,6 +41,19 @@ class CompletionPrompt:
     answered: str = ""
 
 
+_opened = [0]  # StreamStats made in this process so far: each model stream has one
+
+
+def _next_stream() -> int:
+    _opened[0] += 1
+    return _opened[0]
+
+
+def streams_opened() -> int:
+    """How many model streams this process has opened (a later stream's `seq` is higher)."""
+    return _opened[0]
+
+
 @dataclass
 class StreamStats:
     """Filled in by a provider while it streams, read by the status reporter."""
@@ -56,6 +69,7 @@ class StreamStats:
     # With `tools`: the calls the model made through the API's native tool calling, in order, in the
     # API's shape ({"id", "type": "function", "function": {"name", "arguments": JSON text}}).
     tool_calls: list[dict] = field(default_factory=list)
+    seq: int = field(default_factory=_next_stream)  # its place among the process's streams
 
     def mark_delta(self) -> None:
         if self.first_token is None:

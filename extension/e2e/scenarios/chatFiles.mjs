@@ -1,12 +1,14 @@
 // Chat answers that touch several files: Apply on a block naming models.py reviews and changes
 // models.py (not the active main.py), replacing the function it redefines (one undo step); Apply all
-// goes through VS Code's Refactor Preview, where unchecking utils.py leaves it alone; Insert previews
+// goes through VS Code's Refactor Preview, where unchecking utils.py leaves it alone; the answer then
+// says so, its Restore (after a confirmation) puts models.py back, and the next request tells the
+// model what was applied, left out and restored; Insert previews
 // before it inserts at the cursor (Cancel keeps the file); a bash block offers Run in terminal behind
 // a modal confirm (Cancel runs nothing, Run runs it). Checked on disk. Starts and ends in main.py with
 // the mock answering COMPLETION again.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { answered, chatFrame, openChat } from "../lib/chat.mjs";
+import { answered, chatFrame, chatRequests, openChat } from "../lib/chat.mjs";
 import { COMPLETION, OUT } from "../lib/config.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, sleep, waitFor } from "../lib/util.mjs";
@@ -98,10 +100,28 @@ export default async function chatFiles(t) {
   await openFile("models.py");
   await saveUntil("models.py", expectedModels, "models.py changed by Apply all on disk");
   if (read("utils.py") !== original.utils) throw new Error(`Apply all changed the unchecked utils.py:\n${read("utils.py")}`);
-  await page.keyboard.press("Control+Z");
-  await saveUntil("models.py", original.models, "one undo to restore models.py after Apply all");
   await hidePanel(page);
   log("chat files: Apply all -> Refactor Preview; utils.py unchecked stayed, models.py changed");
+
+  // 2b. The answer says what was applied and left out; Restore (confirmed) puts models.py back; the
+  // next question tells the model what the user did with that answer.
+  const appliedRow = twoFiles.locator(".applied");
+  await waitFor("the answer's Apply all record", async () => ((await appliedRow.textContent().catch(() => "")) || "").includes("Applied to models.py · left out utils.py"), 15_000, 100);
+  await page.screenshot({ path: path.join(OUT, "chat-applied.png") });
+  await appliedRow.locator("button.restore").click();
+  const restoreDialog = page.locator(".monaco-dialog-box", { hasText: "Restore models.py to before Apply all?" });
+  await restoreDialog.waitFor({ timeout: 20_000 });
+  await restoreDialog.getByRole("button", { name: "Restore", exact: true }).click();
+  await openFile("models.py");
+  await saveUntil("models.py", original.models, "Restore to put models.py back as before Apply all");
+  await waitFor("the answer to say it was restored", async () => ((await twoFiles.locator(".applied").textContent().catch(() => "")) || "").startsWith("Restored models.py"), 15_000, 100);
+  if (read("utils.py") !== original.utils) throw new Error("Restore changed utils.py, which Apply all left out");
+  await toMain();
+  await ask("Anything else to change?", "Nothing else.", "Nothing else.");
+  const told = (await chatRequests(mockUrl)).filter((r) => r.messages.includes("Anything else to change?")).pop();
+  const note = "the user applied the changes to models.py; left out utils.py (do not propose those changes again unless asked); then restored those files to what they were before.";
+  if (!told || !told.messages.includes(note)) throw new Error(`the next request does not tell the model what was applied: ${told ? told.messages.slice(-900) : "no request"}`);
+  log("chat files: the answer recorded Apply all (models.py applied, utils.py left out); Restore put models.py back; the next request says so");
 
   // 3. Insert previews first: Cancel keeps utils.py, Insert puts the code at the cursor.
   const insertAnswer = await ask("Give me an is_blank helper", INSERT_ANSWER, "A helper you can use");
@@ -163,7 +183,7 @@ export default async function chatFiles(t) {
   await hidePanel(page);
   log("chat files: Run in terminal asked first; Cancel ran nothing, Run ran it");
 
-  results.checks.chatFiles = "Apply on the models.py block (main.py active) replaced format_task in models.py once, one undo; Apply all via Refactor Preview with utils.py unchecked changed only models.py; Insert previewed (Cancel kept, Insert at the cursor); Run in terminal confirmed (Cancel nothing, Run ran)";
+  results.checks.chatFiles = "Apply on the models.py block (main.py active) replaced format_task in models.py once, one undo; Apply all via Refactor Preview with utils.py unchecked changed only models.py, recorded on the answer, Restore put models.py back and the next request said so; Insert previewed (Cancel kept, Insert at the cursor); Run in terminal confirmed (Cancel nothing, Run ran)";
   await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
   await toMain();
   await page.keyboard.press("Control+End");

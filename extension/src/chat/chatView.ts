@@ -29,6 +29,7 @@ import { readMentions } from "./mentionContext";
 import { parseMarkers } from "./mentions";
 import { isSecretPath } from "../secretFiles";
 import { onNotification, request, type ChatMessage, type SourceRef } from "../protocol";
+import { CheckpointStore, appliedRecord, withApplied } from "./checkpoints";
 import { agentMessages, asChatResult, stepLines, stepSources } from "./agent";
 
 /** A workspace-relative path as a `file:` URI in the first workspace folder that has it (as the agent read it). */
@@ -71,6 +72,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private ready = false;
   private focusWanted = false;
   private readonly store: ConversationStore;
+  private readonly checkpoints: CheckpointStore;
   private conversation: Conversation;
   /** The answer streaming now. */
   private running: RunningAnswer | undefined;
@@ -95,6 +97,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     serverStatus?: ServerStatus,
   ) {
     this.store = new ConversationStore(context.workspaceState);
+    this.checkpoints = new CheckpointStore(context.workspaceState);
     const last = context.workspaceState.get<string>(CURRENT_KEY);
     this.conversation = (last && this.store.get(last)) || newConversation(Date.now(), this.newId());
     this.model = modelInfo(serverStatus?.status);
@@ -275,7 +278,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case "apply":
         return this.actions.apply(msg.block);
       case "applyAll":
-        return this.actions.applyAll(msg.blocks as CodeBlock[]);
+        return this.applyAll(msg.blocks as CodeBlock[], msg.turn);
+      case "restore":
+        return this.restore(msg.turn);
       case "run":
         return this.actions.run(msg.block);
       case "openSource":
@@ -283,6 +288,36 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case "ping":
         return this.post({ type: "pong", sent: msg.sent });
     }
+  }
+
+  /** Apply all, then the answer records what was applied and left out, with a checkpoint to restore. */
+  private async applyAll(blocks: CodeBlock[], index: number): Promise<void> {
+    const outcome = await this.actions.applyAll(blocks);
+    if (!outcome) return;
+    const checkpoint = await this.checkpoints.save(outcome.applied);
+    const updated = withApplied(this.conversation, index, appliedRecord(outcome, checkpoint));
+    if (!updated) return;
+    this.conversation = updated;
+    await this.store.save(updated);
+    this.pushState();
+  }
+
+  /** Restore: the files of the answer's Apply all back as they were before it (after a confirmation). */
+  private async restore(index: number): Promise<void> {
+    const applied = this.conversation.turns[index]?.applied;
+    const files = applied?.checkpoint ? this.checkpoints.get(applied.checkpoint) : undefined;
+    if (!applied || applied.restored) return;
+    if (!files) {
+      void vscode.window.showWarningMessage("Kestrel: this Apply all has no checkpoint to restore (it was too large to keep); use Undo in each file.");
+      return;
+    }
+    if (!(await this.actions.restore(files))) return;
+    await this.checkpoints.drop(applied.checkpoint!);
+    const updated = withApplied(this.conversation, index, { ...applied, checkpoint: undefined, restored: true });
+    if (!updated) return;
+    this.conversation = updated;
+    await this.store.save(updated);
+    this.pushState();
   }
 
   private onReady(): void {

@@ -34,6 +34,16 @@ export interface Turn {
   inventedCitations?: string[];
   /** An agent's answer: what it did on the way, in order ("Read src/a.py", "You said: …"). */
   steps?: string[];
+  /** An answer whose blocks went through Apply all: the files applied and left out, its checkpoint. */
+  applied?: AppliedRecord;
+}
+
+export interface AppliedRecord {
+  files: string[];
+  left: string[];
+  /** The key of the files' contents before Apply all (absent: too large to keep, no restore). */
+  checkpoint?: string;
+  restored?: boolean;
 }
 
 export interface Conversation {
@@ -129,7 +139,10 @@ export type FromWebview =
   | { type: "copy"; code: string }
   | { type: "insert"; block: CodeBlock }
   | { type: "apply"; block: CodeBlock }
-  | { type: "applyAll"; blocks: CodeBlock[] }
+  /** `turn`: the answer's index in the conversation (its Apply all is recorded there, with a checkpoint). */
+  | { type: "applyAll"; blocks: CodeBlock[]; turn: number }
+  /** Put back the files of the answer's Apply all as they were before it. */
+  | { type: "restore"; turn: number }
   | { type: "run"; block: CodeBlock }
   /** A source or citation link: open `uri` there (the host opens only files the server named). */
   | { type: "openSource"; uri: string; range: Range }

@@ -13,6 +13,31 @@ import { isSecretPath } from "../secretFiles";
 
 export const PROPOSED_SCHEME = "kestrel-proposed";
 
+/** A file Apply all changed: what it was (null: Apply all created it) and what it became. */
+export interface AppliedFile {
+  uri: string;
+  path: string;
+  before: string | null;
+  after: string;
+}
+
+/** What Apply all did: the files applied (the checkpoint to restore) and those the user left out. */
+export interface ApplyOutcome {
+  applied: AppliedFile[];
+  left: string[];
+}
+
+/** A file's text as the editor has it (an open document, saved or not), else on disk; undefined: no file. */
+async function currentText(uri: vscode.Uri): Promise<string | undefined> {
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (open) return open.getText();
+  try {
+    return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+  } catch {
+    return undefined;
+  }
+}
+
 /** A file a block goes to. */
 interface Target {
   uri: vscode.Uri;
@@ -200,13 +225,14 @@ export class BlockActions implements vscode.Disposable {
    * Apply all: every block merged into the file it names, as one WorkspaceEdit shown in VS Code's
    * Refactor Preview, which lists each file with its own checkbox; the user applies or discards there.
    */
-  async applyAll(blocks: CodeBlock[]): Promise<void> {
+  async applyAll(blocks: CodeBlock[]): Promise<ApplyOutcome | undefined> {
     const byFile = new Map<string, CodeBlock[]>();
     for (const b of blocks) if (b.file) byFile.set(b.file, [...(byFile.get(b.file) ?? []), b]);
     const problems: string[] = [];
     const unnamed = blocks.length - [...byFile.values()].flat().length;
     if (unnamed) problems.push(`${unnamed} block${unnamed === 1 ? " names" : "s name"} no file and ${unnamed === 1 ? "was" : "were"} left out`);
     const edit = new vscode.WorkspaceEdit();
+    const planned: AppliedFile[] = [];
     let existing: vscode.Uri | undefined;
     for (const [file, list] of byFile) {
       const target = await resolveNamed(file);
@@ -226,11 +252,12 @@ export class BlockActions implements vscode.Disposable {
       existing ??= target.doc ? target.uri : undefined;
       const description = target.doc ? [...how].join("; ") : "new file";
       writeInto(edit, target, text, { needsConfirmation: false, label: "Kestrel: Apply all", description });
+      planned.push({ uri: target.uri.toString(), path: target.rel, before: target.doc ? before : null, after: text });
     }
     if (problems.length) this.warn(`${problems.join("; ")}.`);
     if (edit.size === 0) {
       if (!problems.length) void vscode.window.showInformationMessage("Kestrel: the files already contain these blocks.");
-      return;
+      return undefined;
     }
     // VS Code opens the Refactor Preview only when an entry needs confirmation, and shows such entries
     // unchecked. So the files' entries do not need it (they start checked: uncheck what to leave out),
@@ -238,7 +265,46 @@ export class BlockActions implements vscode.Disposable {
     // ignoreIfExists, which the preview does not list and the apply leaves out.
     const anchor = existing ?? vscode.workspace.workspaceFolders?.[0]?.uri;
     if (anchor) edit.createFile(anchor, { ignoreIfExists: true }, { needsConfirmation: true, label: "Kestrel: Apply all" });
-    await vscode.workspace.applyEdit(edit, { isRefactoring: true });
+    if (!(await vscode.workspace.applyEdit(edit, { isRefactoring: true }))) return undefined; // discarded
+    // What the user kept: a file the preview applied now reads as proposed; an unticked one does not.
+    const applied: AppliedFile[] = [];
+    const left: string[] = [];
+    for (const f of planned) {
+      if ((await currentText(vscode.Uri.parse(f.uri))) === f.after) applied.push(f);
+      else left.push(f.path);
+    }
+    return applied.length ? { applied, left } : undefined;
+  }
+
+  /**
+   * Restore a checkpoint: every file Apply all changed goes back to what it was (a file it created is
+   * deleted), as one WorkspaceEdit, after a confirmation that names the files and says which changed
+   * since. False when the user cancels.
+   */
+  async restore(files: AppliedFile[]): Promise<boolean> {
+    const changed: string[] = [];
+    const edit = new vscode.WorkspaceEdit();
+    for (const f of files) {
+      const uri = vscode.Uri.parse(f.uri);
+      const now = await currentText(uri);
+      if (now !== f.after) changed.push(f.path);
+      if (f.before === null) {
+        if (now !== undefined) edit.deleteFile(uri, { ignoreIfNotExists: true });
+        continue;
+      }
+      if (now === undefined) {
+        edit.createFile(uri, { ignoreIfExists: true });
+        edit.insert(uri, new vscode.Position(0, 0), f.before);
+        continue;
+      }
+      const doc = await vscode.workspace.openTextDocument(uri);
+      edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(now.length)), f.before);
+    }
+    const names = files.map((f) => f.path).join(", ");
+    const detail = changed.length ? `${changed.join(", ")} changed since Apply all: those changes are undone too.` : undefined;
+    const choice = await vscode.window.showWarningMessage(`Restore ${names} to before Apply all?`, { modal: true, detail }, "Restore");
+    if (choice !== "Restore") return false;
+    return vscode.workspace.applyEdit(edit);
   }
 
   /** Run in terminal: after a modal confirmation showing the command, in the terminal named "Kestrel". */

@@ -1,7 +1,7 @@
 /** Conversation logic without VS Code: building model messages, steer marks, titles, and persistence
  * (the store and the recorder that keeps a streaming answer on disk). */
 import type { SourceRef } from "../protocol";
-import type { Conversation, HistoryItem, SteerMark, Turn } from "./protocol";
+import type { AppliedRecord, Conversation, HistoryItem, SteerMark, Turn } from "./protocol";
 
 export const MAX_CONVERSATIONS = 30;
 export const DEFAULT_TITLE = "New chat";
@@ -29,10 +29,19 @@ export function toMessages(conv: Conversation, question: string, context: string
     },
   ];
   for (const turn of conv.turns) {
-    if (turn.text) messages.push({ role: turn.role, content: turn.text });
+    if (turn.text) messages.push({ role: turn.role, content: turn.text + appliedNote(turn.applied) });
   }
   messages.push({ role: "user", content: context ? `${context}\n\n${question}` : question });
   return messages;
+}
+
+/** What the user did with an answer's changes, told to the model with it: what it left out is not proposed again. */
+export function appliedNote(applied: AppliedRecord | undefined): string {
+  if (!applied?.files.length) return "";
+  const parts = [`the user applied the changes to ${applied.files.join(", ")}`];
+  if (applied.left.length) parts.push(`left out ${applied.left.join(", ")} (do not propose those changes again unless asked)`);
+  if (applied.restored) parts.push("then restored those files to what they were before");
+  return `\n\n(${parts.join("; ")}.)`;
 }
 
 /** Split an assistant text at its steer marks: [{text, steer?}] for rendering the transcript. */

@@ -237,7 +237,11 @@ ui.transcript.addEventListener("click", (e) => {
   } else if (button?.classList.contains("apply-all")) {
     const turn = button.closest<HTMLElement>(".turn");
     const blocks = turn && applyAllBlocks(blocksIn(turn));
-    if (blocks) post({ type: "applyAll", blocks });
+    const index = Number(turn?.dataset.turn);
+    if (blocks && Number.isInteger(index)) post({ type: "applyAll", blocks, turn: index });
+  } else if (button?.classList.contains("restore")) {
+    const index = Number(button.closest<HTMLElement>(".turn")?.dataset.turn);
+    if (Number.isInteger(index)) post({ type: "restore", turn: index });
   }
 });
 

@@ -47,6 +47,7 @@ export class TranscriptView {
       const row = this.rows[i];
       if (row?.signature === sig) return;
       const el = turnElement(turn, this.md, { retry: offersRetry(turns, i, busy) });
+      el.dataset.turn = String(i); // the host's index of the turn (Apply all and Restore name it)
       if (row) {
         // The host's copy of a turn just streamed (saved with its time): keep its measurement.
         if (row.el.dataset.firstTokenMs) el.dataset.firstTokenMs = row.el.dataset.firstTokenMs;
@@ -78,6 +79,7 @@ export class TranscriptView {
     this.live = undefined;
     const retry = offersRetry(turns, index, false);
     live.finish(turns[index], { retry });
+    live.el.dataset.turn = String(index);
     const old = this.rows[index];
     if (old && old.el !== live.el) old.el.remove();
     this.rows[index] = { signature: signature(turns[index], retry), el: live.el };

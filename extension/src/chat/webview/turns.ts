@@ -1,6 +1,6 @@
 /** The transcript's turns as elements: the user's question with what it attached, and an answer. */
 import type { MarkdownIt } from "markdown-it";
-import type { CodeBlock, SteerMark, Turn } from "../protocol";
+import type { AppliedRecord, CodeBlock, SteerMark, Turn } from "../protocol";
 import { segments } from "../transcript";
 import { refsOf, type SourceRef } from "../sources";
 import { renderMarkdown, sourcesHtml } from "./markdown";
@@ -133,6 +133,26 @@ export function fillAssistant(article: HTMLElement, turn: Turn, md: MarkdownIt, 
   }
   const all = applyAllBlocks(blocksIn(article));
   if (all) article.appendChild(applyAllButton(all));
+  if (turn.applied) article.appendChild(appliedRow(turn.applied));
+}
+
+/** After Apply all: what was applied and left out, and Restore (the files as they were before). */
+function appliedRow(applied: AppliedRecord): HTMLElement {
+  const row = element("div", "applied");
+  row.setAttribute("role", "note");
+  const left = applied.left.length ? ` · left out ${applied.left.join(", ")}` : "";
+  if (applied.restored) {
+    row.textContent = `Restored ${applied.files.join(", ")} to before Apply all${left}`;
+    return row;
+  }
+  row.append(element("span", "applied-text", `Applied to ${applied.files.join(", ")}${left}`));
+  if (applied.checkpoint) {
+    const b = element("button", "restore", "Restore");
+    b.type = "button";
+    b.title = `Put ${applied.files.join(", ")} back as they were before Apply all`;
+    row.append(b);
+  }
+  return row;
 }
 
 function applyAllButton(blocks: CodeBlock[]): HTMLElement {

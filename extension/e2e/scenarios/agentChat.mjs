@@ -2,7 +2,8 @@
 // question goes to the read-only agent (kestrel/agent). The mock model answers the first call with a
 // tool call (Qwen's `<tool_call>` text) asking for invoice.py and, once the tool's result is in its
 // request, with the answer (after 2.5 s). Checked: while the answer waits, the live turn lists the
-// step ("Read invoice.py") and no longer shows the tool call the model wrote; two model calls, the second holding the file's definition in a
+// step ("Read invoice.py") and no longer shows the tool call the model wrote; a steer sent then
+// (Enter) reaches the model's next request; two model calls, the second holding the file's definition in a
 // `<tool_response>` block and the first the agent's tool list; the finished answer shows the text
 // and, as its source, invoice.py, which a click opens. Starts and ends in main.py with the mock
 // answering COMPLETION and invoice.py closed.
@@ -16,6 +17,7 @@ import { log, waitFor } from "../lib/util.mjs";
 const DEFINING = "invoice.py";
 const QUESTION = "Where is invoice_total defined? (agent check)";
 const ANSWER = "AGENT ANSWER: invoice_total is defined in invoice.py.";
+const STEER = "answer in one sentence (agent steer)";
 const CALL = `<tool_call>\n{"name": "read_file", "arguments": {"path": "${DEFINING}"}}\n</tool_call>`;
 const squash = (s) => (s ?? "").replace(/\s+/g, " ").trim();
 
@@ -52,6 +54,9 @@ export default async function agentChat(t) {
   const liveText = squash(await live.locator(".markdown").allTextContents().then((a) => a.join(" ")));
   if (liveText.includes("tool_call") || liveText.includes('"read_file"')) throw new Error(`the running answer still shows the tool call: ${liveText.slice(0, 300)}`);
   checks.liveStep = squash(await liveStep.innerText());
+  // Mid-step (the answer after the tool is still coming): Enter steers the running agent.
+  await input.fill(STEER);
+  await input.press("Enter");
   const turn = await answered(frame, "AGENT ANSWER", 60_000);
   checks.answeredMs = Date.now() - asked;
   // The finished answer keeps its steps, folded under their count.
@@ -62,7 +67,10 @@ export default async function agentChat(t) {
 
   // 2. What the model received: the tools first; then the file, read by the tool, in the second call.
   const calls = (await chatRequests(mockUrl)).filter((r) => r.messages.includes("(agent check)"));
-  if (calls.length !== 2) throw new Error(`expected two model calls for the agent's question, the model got ${calls.length}`);
+  // Two calls (the tool step, then the answer), the answer asked again with the steer in it.
+  if (calls.length < 2 || calls.length > 3) throw new Error(`expected two or three model calls for the agent's question, the model got ${calls.length}`);
+  if (!calls[calls.length - 1].messages.includes(STEER)) throw new Error(`the steer did not reach the model: ${calls[calls.length - 1].messages.slice(-600)}`);
+  checks.steered = true;
   const system = String(calls[0].body.messages[0]?.content ?? "");
   if (!system.includes("read_file") || !system.includes("<tool_call>")) throw new Error(`the first call has no tool list: ${system.slice(0, 400)}`);
   if (calls[0].messages.includes("#agent")) throw new Error("the `#agent` tag was sent to the model");
@@ -71,7 +79,7 @@ export default async function agentChat(t) {
   if (!toolMessage.includes("<tool_response>") || !toolMessage.includes(definition)) {
     throw new Error(`the second call does not hold ${DEFINING}'s definition in a tool response: ${toolMessage.slice(0, 600)}`);
   }
-  checks.modelCalls = 2;
+  checks.modelCalls = calls.length;
   checks.toolResultHasDefinition = true;
 
   // 3. The answer names invoice.py as its source; a click opens it.
@@ -88,7 +96,7 @@ export default async function agentChat(t) {
   checks.sourceOpens = true;
   const userTurn = frame.locator(".turn.user", { hasText: QUESTION });
   checks.turnContext = squash(await userTurn.locator(".context").textContent().catch(() => ""));
-  log(`agent chat: answered in ${checks.answeredMs} ms after two model calls; sources ${checks.sources.join(" | ")}`);
+  log(`agent chat: answered in ${checks.answeredMs} ms after ${checks.modelCalls} model calls (the last with the steer); sources ${checks.sources.join(" | ")}`);
 
   await leaveAsFound(t, frame, DEFINING);
 }

@@ -1,4 +1,4 @@
-"""python -m bench.repo_context [--limit N] [--full] [--model-path X.gguf | --base-url URL --model-name NAME] [--report-only]
+"""python -m bench.repo_context [--language python|typescript] [--limit N] [--full] [--model-path X.gguf | --base-url URL --model-name NAME] [--report-only]
 
 The repository set: lines that use a name imported from another module of the same package, in
 real Python packages published after the model was trained (packages.toml), CrossCodeEval's
@@ -10,6 +10,11 @@ spread over the packages, on the packaged Qwen2.5-Coder-0.5B through a local lla
 Prints the table, writes bench/out/repo-context.json (with per-task records) and the last section
 of bench/QUALITY.md. With --model-path or --base-url the outputs are named after the model
 (repo-context-<name>.json, QUALITY-<name>.md); --limit runs write no markdown unless --md is given.
+
+--language typescript (or ts) runs the TypeScript set instead (ts_tasks.py: the same construction on
+the languages eval's pinned npm packages, bench/quality/languages.toml; --packages picks among
+those): the same systems and scores, written to bench/out/repo-context-typescript[-<name>].json and
+its own section of QUALITY.md, right after the Python one. The default stays the Python set.
 """
 
 from __future__ import annotations
@@ -28,20 +33,33 @@ from bench.quality.__main__ import _check_model
 from bench.quality.lang_tasks import RAW_PREFIX_TOKENS, RAW_SUFFIX_TOKENS
 from bench.quality.raw import SINGLE_LINE_CAP
 
-from . import oracle, sources, summary, tasks
+from bench.quality import lang_sources
+
+from . import oracle, sources, summary, tasks, ts_tasks
 from .runner import SYSTEMS, Endpoint
 
 BENCH = Path(__file__).resolve().parent.parent
+LANGUAGES = {"python": "python", "py": "python", "typescript": "typescript", "ts": "typescript"}
+
+
+def _language(value: str) -> str:
+    if value.lower() not in LANGUAGES:
+        raise argparse.ArgumentTypeError(f"choose from {', '.join(LANGUAGES)}")
+    return LANGUAGES[value.lower()]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.repo_context", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--language", type=_language, default="python",
+                   help="python (the default: packages.toml) or typescript (ts: the TypeScript packages of "
+                        "bench/quality/languages.toml, tasks by ts_tasks.py)")
     p.add_argument("--limit", type=int, default=None, help="at most N tasks, evenly spaced over the sample (a smoke run)")
     p.add_argument("--full", action="store_true", help="every candidate task (thousands: hours)")
     p.add_argument("--sample", type=int, default=tasks.SAMPLE, help="tasks in the seeded sample")
     p.add_argument("--seed", type=int, default=tasks.SAMPLE_SEED)
-    p.add_argument("--packages", default="", help="comma-separated package names from packages.toml (default all)")
+    p.add_argument("--packages", default="", help="comma-separated package names from packages.toml, or for "
+                                                  "--language typescript from languages.toml (default all)")
     p.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated: " + ", ".join(SYSTEMS))
     p.add_argument("--model-path", default=None, help="a GGUF model for the local llama.cpp server "
                                                       "(default: the packaged Qwen2.5-Coder-0.5B-Instruct)")
@@ -69,7 +87,8 @@ def model_stem(args: argparse.Namespace) -> str | None:
 
 def output_paths(args: argparse.Namespace) -> tuple[Path, Path | None]:
     stem = model_stem(args)
-    out = Path(args.out) if args.out else BENCH / "out" / (f"repo-context-{stem}.json" if stem else "repo-context.json")
+    base = "repo-context" if args.language == "python" else f"repo-context-{args.language}"
+    out = Path(args.out) if args.out else BENCH / "out" / (f"{base}-{stem}.json" if stem else f"{base}.json")
     md = None if args.md == "none" else Path(args.md) if args.md else (None if args.limit is not None else
                                         BENCH / (f"QUALITY-{stem}.md" if stem else "QUALITY.md"))
     return out, md
@@ -78,7 +97,8 @@ def output_paths(args: argparse.Namespace) -> tuple[Path, Path | None]:
 def command_line(args: argparse.Namespace, argv: list[str] | None) -> str:
     """`make eval ...` for what make runs, else the command as given."""
     given = sys.argv[1:] if argv is None else argv
-    if args.limit is not None or args.packages or args.systems != ",".join(SYSTEMS) or args.sample != tasks.SAMPLE:
+    if (args.limit is not None or args.packages or args.systems != ",".join(SYSTEMS) or args.sample != tasks.SAMPLE
+            or args.language != "python"):
         return "python -m bench.repo_context " + shlex.join(given)
     parts = ["make eval"] + (["FULL=1"] if args.full else []) + ([f"MODEL={args.model_path}"] if args.model_path else [])
     parts += [f"BASE_URL={args.base_url} MODEL_NAME={args.model_name}"] if args.base_url else []
@@ -90,12 +110,13 @@ def run(args: argparse.Namespace, out: Path, argv: list[str] | None = None) -> d
 
     from .runner import evaluate
 
-    pkgs = sources.load_manifest()
+    ts = args.language == "typescript"
+    pkgs = lang_sources.packages(("typescript",)) if ts else sources.load_manifest()
     wanted = [x.strip() for x in args.packages.split(",") if x.strip()]
     unknown = set(wanted) - {p.name for p in pkgs}
     if unknown:
         raise SystemExit(f"unknown package(s) {', '.join(sorted(unknown))}: choose from {', '.join(p.name for p in pkgs)}")
-    pkgs = [p for p in pkgs if not wanted or p.name in wanted]
+    pkgs = [p for p in pkgs if not wanted or p.name in wanted]  # type: ignore[misc]
     systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
     if not systems or set(systems) - set(SYSTEMS) or "raw" not in systems:
         raise SystemExit(f"--systems: choose from {', '.join(SYSTEMS)} (raw always)")
@@ -106,13 +127,19 @@ def run(args: argparse.Namespace, out: Path, argv: list[str] | None = None) -> d
         endpoint = Endpoint(args.base_url, args.model_name, os.environ.get(args.api_key_env) or None)
     else:
         _check_model(args.model_path, "bench.repo_context")
-    roots = sources.ensure_all(pkgs)
-    print("repo context: building the tasks (ast over every module) ...", file=sys.stderr, flush=True)
-    cands = tasks.candidates(roots)
+    if ts:
+        roots = {p.name: lang_sources.source_dir(p) for p in pkgs}  # type: ignore[arg-type]
+        print("repo context: building the TypeScript tasks (tree-sitter over every .ts file) ...", file=sys.stderr,
+              flush=True)
+        cands = ts_tasks.candidates(roots)
+    else:
+        roots = sources.ensure_all(pkgs)  # type: ignore[arg-type]
+        print("repo context: building the tasks (ast over every module) ...", file=sys.stderr, flush=True)
+        cands = tasks.candidates(roots)
     chosen = tasks.spread(tasks.sample(cands, None if args.full else args.sample, args.seed), args.limit)
     source = kestrel_source(args.kestrel_src)  # before the run: the code the server processes load
     got = asyncio.run(evaluate(chosen, roots, model_path=args.model_path, endpoint=endpoint, logs=out.parent,
-                               systems=systems, kestrel_src=args.kestrel_src))
+                               systems=systems, kestrel_src=args.kestrel_src, language=args.language))
     asked: dict[str, int] = {}
     for t in chosen:
         asked[t.package] = asked.get(t.package, 0) + 1
@@ -123,7 +150,8 @@ def run(args: argparse.Namespace, out: Path, argv: list[str] | None = None) -> d
                    "ref_tokens": list(tasks.REF_TOKENS), "raw_cap": SINGLE_LINE_CAP, "oracle_chars": oracle.MAX_CONTEXT_CHARS,
                    "raw_window": {"prefix_tokens": RAW_PREFIX_TOKENS, "suffix_tokens": RAW_SUFFIX_TOKENS},
                    "temperature": 0, "kestrel": source, "out": str(out.relative_to(BENCH.parent)) if out.is_relative_to(
-                       BENCH.parent) else str(out), "command": command_line(args, argv)},
+                       BENCH.parent) else str(out), "command": command_line(args, argv),
+                   **({"language": args.language} if ts else {})},
         "packages": [asdict(p) for p in pkgs],
         "counts": tasks.counts(cands),
         "records": got["records"],

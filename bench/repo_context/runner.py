@@ -14,6 +14,9 @@ Systems, each asked once per task, which one goes first rotating task by task:
 - kestrel-budget: `kestrel-lsp` with only the current file open and `completion.latencyBudgetMs` 1000
   (the prompt cut to what the endpoint reads in a second: what that buys in time and costs in quality).
 
+The TypeScript set (`--language typescript`, ts_tasks.py) runs the same systems: its documents and
+tabs open with language id `typescript`, and its warm-up request is TypeScript.
+
 The two Kestrel systems are two server processes (Kestrel caches an answer per document and cursor,
 so one process would hand the second system the first one's answer). Both have every package's
 root as a workspace folder, and documents open at their real paths (`agents/run.py` as the model
@@ -68,8 +71,9 @@ class KestrelRepo:
     """One kestrel-lsp process with the packages' roots as its workspace folders."""
 
     def __init__(self, endpoint: Endpoint, roots: dict[str, Path], log_path: Path, kestrel_src: str | None = None,
-                 options: dict[str, Any] | None = None) -> None:
+                 options: dict[str, Any] | None = None, language: str = "python") -> None:
         self.endpoint = endpoint
+        self.language = language  # the documents' language id
         self.options = options  # initializationOptions
         self.roots = roots
         self.log_path = log_path
@@ -103,10 +107,10 @@ class KestrelRepo:
         opened = []
         for tab in tabs:
             uri = (root / tab).as_uri()
-            open_doc(self.client, uri, (root / tab).read_text(encoding="utf-8"))
+            open_doc(self.client, uri, (root / tab).read_text(encoding="utf-8"), self.language)
             opened.append(uri)
         uri = (root / path).as_uri()
-        open_doc(self.client, uri, text)
+        open_doc(self.client, uri, text, self.language)
         opened.append(uri)
         pos = position_of(text, cursor)
         error = None
@@ -170,19 +174,26 @@ async def answer(task: RepoTask, system: str, rawc: prompts.RepoFim, sessions: d
     return {"text": text, "latency_ms": round(latency, 1), **scoring.score(task, document, text), **extra}
 
 
-async def _warm_up(rawc: prompts.RepoFim, sessions: dict[str, KestrelRepo], roots: dict[str, Path]) -> None:
+WARM_UP = {"python": ("__kestrel_eval_warmup__.py", "import os\n\n\ndef main() -> None:\n    path = os.path.join(\n"),
+           "typescript": ("__kestrel_eval_warmup__.ts",
+                          'import { join } from "node:path";\n\nexport function main(): void {\n  const path = join(\n')}
+
+
+async def _warm_up(rawc: prompts.RepoFim, sessions: dict[str, KestrelRepo], roots: dict[str, Path],
+                   language: str = "python") -> None:
     """One unmeasured request per path (the first request of each pays one-time costs)."""
-    text = "import os\n\n\ndef main() -> None:\n    path = os.path.join(\n"
+    name, text = WARM_UP[language]
     await rawc.complete(text, "", single_line=True)
     root = next(iter(roots.values()))
     for session in sessions.values():
-        await session.complete(root, "__kestrel_eval_warmup__.py", text, len(text))
+        await session.complete(root, name, text, len(text))
 
 
 async def evaluate(tasks: list[RepoTask], roots: dict[str, Path], *, model_path: str | None, endpoint: Endpoint | None,
                    logs: Path, systems: tuple[str, ...] = SYSTEMS, kestrel_src: str | None = None,
-                   progress: Callable[[str], None] = _say) -> dict[str, Any]:
-    """Every task through every system; the per-task records and what was measured."""
+                   progress: Callable[[str], None] = _say, language: str = "python") -> dict[str, Any]:
+    """Every task through every system; the per-task records and what was measured. `language`: the
+    tasks' language id (their documents open with it)."""
     server = None
     t_start = time.perf_counter()
     model_info: dict[str, Any]
@@ -201,13 +212,14 @@ async def evaluate(tasks: list[RepoTask], roots: dict[str, Path], *, model_path:
     rawc = prompts.RepoFim(endpoint.base_url, endpoint.model, endpoint.api_key)
     changed = {"kestrel-nocontext": {"kestrel": {"completion": {"repositoryContext": False}}},
                "kestrel-budget": {"kestrel": {"completion": {"latencyBudgetMs": BUDGET_MS}}}}
-    sessions = {s: KestrelRepo(endpoint, roots, logs / f"repo-context-{s}.log", kestrel_src, changed.get(s))
+    log = "repo-context" if language == "python" else f"repo-context-{language}"
+    sessions = {s: KestrelRepo(endpoint, roots, logs / f"{log}-{s}.log", kestrel_src, changed.get(s), language)
                 for s in systems if s.startswith("kestrel")}
     records: list[dict[str, Any]] = []
     try:
         for session in sessions.values():
             await session.start()
-        await _warm_up(rawc, sessions, roots)
+        await _warm_up(rawc, sessions, roots, language)
         t_loop = time.perf_counter()
         for k, task in enumerate(tasks):
             r = k % len(systems)

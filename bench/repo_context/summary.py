@@ -2,6 +2,9 @@
 between systems, latency by the order of asking, examples; and its own part of bench/QUALITY.md,
 always the last one (from MARKER to the end; bench.quality and bench.edit_quality keep it there).
 
+The TypeScript set (`--language typescript`) has its own section, right after the Python one
+(TS_MARKER to the end: both stay last together, and each run replaces only its own).
+
 *useful* and *noise* are thresholds on edit similarity given to summarize() (defaults USEFUL 0.7 and
 NOISE 0.4, the issue's; bench.quality.lang_scoring uses 0.3 for noise).
 """
@@ -18,6 +21,7 @@ from bench.quality.lang_summary import latency_by_order, pick_examples
 from bench.quality.summary import _code, _ms, _pct, percentile, text_table
 
 MARKER = "<!-- completion-repository: written by python -m bench.repo_context -->"
+TS_MARKER = "<!-- completion-repository-typescript: written by python -m bench.repo_context --language typescript -->"
 USEFUL = 0.7
 NOISE = 0.4
 BINARY = ("exact", "useful", "noise", "uses_name")
@@ -162,20 +166,55 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
             *("| " + " | ".join(r) + " |" for r in rows)]
 
 
+def _language(doc: dict[str, Any]) -> str:
+    return doc["config"].get("language", "python")
+
+
 def _packages(doc: dict[str, Any]) -> list[str]:
     per = doc["counts"]["per_package"]
     asked = doc["config"]["asked"]
-    rows = [[f"`{p['name']}`", p["version"], p["published"], p["first"], p["license"], p["why"],
+    ts = _language(doc) == "typescript"  # the languages eval's manifest: no `first`
+    rows = [[f"`{p['name']}`", p["version"], p["published"], *([] if ts else [p["first"]]), p["license"], p["why"],
              str(per.get(p["name"], {}).get("files", "–")), str(per.get(p["name"], {}).get("tasks", "–")),
              str(asked.get(p["name"], 0))] for p in doc["packages"]]
-    return _md_table(["package", "version", "published", "line started", "licence", "what it is", "files",
-                      "candidates", "asked"], rows)
+    return _md_table(["package", "version", "published", *([] if ts else ["line started"]), "licence", "what it is",
+                      "files", "candidates", "asked"], rows)
+
+
+def _ts_tasks(cfg: dict[str, Any]) -> list[str]:
+    return [
+        "- **Tasks** (CrossCodeEval's construction in TypeScript, `bench/repo_context/ts_tasks.py`, tree-sitter, "
+        "independent of Kestrel's resolver): the first use of a *cross-file name* in a `.ts` file, a name the file "
+        "imports from a relative module specifier (`import { a, b as c } from \"./x.js\"`, `import type`, a default "
+        "import, `import * as ns`; `./x.js` names `./x.ts`, `./dir` names `./dir/index.ts`) that resolves, through "
+        "`export { x } from`, `export *` and `export * as ns` re-exports, to a top-level declaration (function, class, "
+        "interface, type alias, enum, const / let / var, `export default`) or a module in another file of the package. "
+        "The first identifier with that name in the file's code must be a reference (an expression, a type name, a "
+        "shorthand property) after the import: a first appearance as a property name (`obj.name`), a declared name "
+        "or in a local `export { name }` gives no task. The cursor sits right before it; the reference is the rest of "
+        f"the line ({cfg['ref_tokens'][0]}–{cfg['ref_tokens'][1]} tree-sitter tokens, a string or template counting "
+        "as one; no comment on the line, nothing running past it, at most 200 characters). Files as the languages "
+        "section takes them (no `.d.ts`, tests, vendored or generated files, no parse error). *kind* says whether the "
+        "name at the cursor is a type name (*type*) or elsewhere in code (*code*). CrossCodeEval's filter that drops "
+        "what a small model completes from the file alone is **not** applied: `raw exact` below counts those tasks.",
+    ]
+
+
+def _ts_oracle(cfg: dict[str, Any]) -> str:
+    return ("- **oracle** = raw's windows with the *definitions* of the cross-file names in the reference (for a "
+            "namespace, of the `ns.attr` it reads), resolved through the imports and re-exports (rendered from the "
+            "defining file by `ts_oracle.py`: JSDoc and signature for a function and each overload; for a class its "
+            "public fields, constructor and method signatures; an interface, type alias or enum as written, comments "
+            f"left out; at most {cfg['oracle_chars']:,} characters), in Qwen2.5-Coder's repository format: "
+            "`<|repo_name|>{package}` then `<|file_sep|>{defining file's path}` and its definitions per file, then "
+            "`<|file_sep|>{current path}` and the FIM prompt. The ceiling of what context can do for this model.")
 
 
 def _method(doc: dict[str, Any]) -> list[str]:
     cfg = doc["config"]
     th = doc["thresholds"]
-    return [
+    ts = _language(doc) == "typescript"
+    out = [
         "- **Tasks** (CrossCodeEval's construction, `bench/repo_context/tasks.py`): the first use of a *cross-file "
         "name* in a file, a name the file imports from another module of the same package (`from .x import y`, "
         "found with `ast`, re-exports followed to the defining module) that does not occur as a code token between "
@@ -207,6 +246,11 @@ def _method(doc: dict[str, Any]) -> list[str]:
         f"{th['noise']}; **precision** = exact among shown. Latency = request to answer. Systems are asked in an order "
         "that rotates task by task on one model server (see the latency table).",
     ]
+    if ts:
+        out[0] = _ts_tasks(cfg)[0]
+        out[2] = _ts_oracle(cfg)
+        out[3] = out[3].replace("the defining modules (whole files)", "the defining files (whole files)")
+    return out
 
 
 def engine_recall(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -237,8 +281,10 @@ def _results(doc: dict[str, Any]) -> list[str]:
     out = ["### Results", "", *_md_table(HEADER, [stats_row(s, st) for s, st in doc["overall"].items()]), "",
            f"Tasks the file-only raw model already completes exactly: {doc['raw_exact_tasks']} of "
            f"{doc['overall']['raw']['tasks']} (CrossCodeEval would drop them).", "",
-           "By package and by kind of use (*annotation*: the name at the cursor is in a type annotation; *code*: "
-           "elsewhere), exact / useful / mean edit sim per system:", ""]
+           "By package and by kind of use (" + ("*type*: the name at the cursor is a type name" if _language(doc) ==
+                                                "typescript" else "*annotation*: the name at the cursor is in a type "
+                                                "annotation") + "; *code*: elsewhere), exact / useful / mean edit sim "
+           "per system:", ""]
     groups = [(p, b) for p, b in doc["by_package"].items()] + [(f"*{k}*", b) for k, b in doc["by_kind"].items()]
     rows = [[g, str(next(iter(b.values()))["tasks"])] + [
         f"{_pct(b[s]['exact_rate'])} / {_pct(b[s]['useful_rate'])} / {_num(b[s]['edit_sim'])}" for s in systems]
@@ -256,10 +302,23 @@ def _results(doc: dict[str, Any]) -> list[str]:
 def render_markdown(doc: dict[str, Any], command: str) -> str:
     """The repository section of QUALITY.md (starting with MARKER)."""
     cfg = doc["config"]
+    ts = _language(doc) == "typescript"
     sampled = "every candidate" if cfg["full"] else f"a sample of {cfg['sample']} spread over the packages"
+    code = [
+        "Pinned in `bench/repo_context/packages.toml` (name, version, sha256 of the wheel), downloaded at eval time with "
+        "`pip download --no-deps` into `.tools/eval-data/` and checked; nothing is vendored or installed. Pure-Python "
+        "packages whose code line started or was rewritten in 2025–2026, after Qwen2.5-Coder was trained (code they "
+        "carry over from older versions may still be known to it).",
+    ] if not ts else [
+        "The TypeScript packages of the languages section, pinned in `bench/quality/languages.toml` (name, version, "
+        "sha256 of the tarball `npm pack` writes), fetched by `bench/quality/lang_sources.py` into `.tools/eval-data/` "
+        "and checked; the package's `src/` (its `.ts` sources) is the workspace. Versions published in 2025–2026, after "
+        "Qwen2.5-Coder was trained (code they carry over from older versions may still be known to it).",
+    ]
     out = [
-        MARKER,
-        "## Repository context: cross-file completions in real Python packages (CrossCodeEval-style)",
+        TS_MARKER if ts else MARKER,
+        "## Repository context: cross-file completions in real " + ("TypeScript" if ts else "Python")
+        + " packages (CrossCodeEval-style)",
         "",
         f"Generated by `{command}` from `{cfg['out']}`; do not edit by hand. Model: "
         f"{doc['model']} ({doc['endpoint']}); systems: {', '.join(doc['systems'])}; wall time {doc['wall_seconds']:.0f} s. "
@@ -271,10 +330,7 @@ def render_markdown(doc: dict[str, Any], command: str) -> str:
         "",
         "### The code",
         "",
-        "Pinned in `bench/repo_context/packages.toml` (name, version, sha256 of the wheel), downloaded at eval time with "
-        "`pip download --no-deps` into `.tools/eval-data/` and checked; nothing is vendored or installed. Pure-Python "
-        "packages whose code line started or was rewritten in 2025–2026, after Qwen2.5-Coder was trained (code they "
-        "carry over from older versions may still be known to it).",
+        *code,
         "",
         *_packages(doc),
         "",
@@ -309,11 +365,18 @@ def render_markdown(doc: dict[str, Any], command: str) -> str:
 
 
 def write_section(md: Path, section: str) -> None:
-    """Replace the repository section of QUALITY.md (from MARKER to the end), or append it; keep the rest."""
+    """Replace the repository section of QUALITY.md (from MARKER to the end), or append it; keep the rest.
+    The TypeScript section (`section` starting with TS_MARKER) is the last: from TS_MARKER to the end;
+    the Python section goes before it, and keeps it."""
     text = md.read_text(encoding="utf-8") if md.exists() else "# Quality\n"
-    if MARKER in text:
+    ts_part = ""
+    if not section.startswith(TS_MARKER) and TS_MARKER in text:
+        ts_part = "\n" + text[text.index(TS_MARKER):].rstrip("\n") + "\n"
+    if TS_MARKER in text:
+        text = text[: text.index(TS_MARKER)]
+    if not section.startswith(TS_MARKER) and MARKER in text:
         text = text[: text.index(MARKER)]
-    md.write_text(text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n", encoding="utf-8")
+    md.write_text(text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n" + ts_part, encoding="utf-8")
 
 
 def dumps(doc: dict[str, Any]) -> str:

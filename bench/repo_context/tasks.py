@@ -68,6 +68,7 @@ class RepoTask(HiddenSpan):
     context: tuple[tuple[str, str], ...]  # the oracle: (defining module's path, its definitions)
     tabs: tuple[str, ...]  # the defining modules' paths (what an editor would have open)
     kind: str = "code"  # "annotation": the name at the cursor is in a type annotation; "code": elsewhere
+    language: str = "python"  # the LSP language id ("typescript": ts_tasks.py, whose kinds are "type" and "code")
 
 
 @dataclass(frozen=True)

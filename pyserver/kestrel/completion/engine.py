@@ -4,8 +4,7 @@ A request is answered from the document's live `Generation` (generation.py) when
 what was typed; otherwise a new one starts (at most one live per document). Its text goes through
 the cuts (cuts/), then the language's guard (guards/). A multi-line answer is given as soon as a
 cut is final, except while the model is known to end its blocks itself (ending.py): then the
-engine waits for that end, up to max_lines (a stream watched to learn that answers as without,
-at its end while the habit is not yet known, at once afterwards).
+engine waits for that end, up to max_lines (a stream watched to learn it answers as without).
 Once a stream has ended, what follows its suggestion is asked for while the user reads it (prepared).
 """
 

@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 import attrs
 import cattrs
-from lsprotocol import converters, types
+from lsprotocol import types
+from pygls.protocol import default_converter
 
 Position = types.Position  # {line, character}: LSP's, in the position encoding the client negotiated
 Range = types.Range
@@ -345,8 +346,15 @@ def _structure_content(value: Any, _type: Any) -> MessageContent:
     raise ValueError("expected a string or a list of content parts")
 
 
-_converter = converters.get_converter()
+# The server's own converter (pygls' default, with its JSON-RPC hooks): building one resolves every
+# lsprotocol type (~50 ms), so the server and this module share one (server.py passes it to pygls).
+_converter = default_converter()
 _converter.register_structure_hook_func(lambda t: t == MessageContent, _structure_content)
+
+
+def converter() -> Any:
+    """The converter every `kestrel/*` and LSP message goes through (the server's converter_factory)."""
+    return _converter
 
 
 def to_wire(value: Any) -> Any:

@@ -79,7 +79,8 @@ class KestrelProtocol(LanguageServerProtocol):
 
 class KestrelLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__(name="kestrel-lsp", version=__version__, protocol_cls=KestrelProtocol)
+        super().__init__(name="kestrel-lsp", version=__version__, protocol_cls=KestrelProtocol,
+                         converter_factory=protocol.converter)  # one converter for pygls and kestrel/*
         self.core = Core(self)
         self.completion = InlineCompletionFeature(self.core)
         self.quick_fix = QuickFixFeature(self.core)

@@ -201,6 +201,18 @@ export default async function chatMentions(t) {
     return (await options.filter({ hasText: last }).count()) > 0;
   }, 120_000, 500);
   checks.bulkListedAfterMs = Date.now() - createdAt;
+  // The burst of 10,000 watcher events may still be being taken in (the host's file list, the server's
+  // index) on these 2 cores: the picker on a 10k-file workspace is measured once it has settled, i.e.
+  // a query's keystrokes come back under 60 ms three times in a row (at most 20 s; the time is logged).
+  const settleFrom = Date.now();
+  for (let quick = 0; quick < 3 && Date.now() - settleFrom < 20_000;) {
+    const n = (await timings()).length;
+    await typeFresh("#mod_1");
+    await settled();
+    const t = (await timings()).slice(n);
+    quick = t.length && Math.max(...t) < 60 ? quick + 1 : 0;
+  }
+  checks.bulkSettledAfterMs = Date.now() - settleFrom;
   const before = (await timings()).length;
   for (const q of ["mod_4", "pkg_7/mod_7_1", "tas", "invoice", "m", "utils.py", "bulk/pkg_99", "mod_123"]) {
     await typeFresh(`#${q}`);
@@ -218,7 +230,7 @@ export default async function chatMentions(t) {
   log(
     `chat mentions: keystroke → rows p50 ${checks.pickerMsFixture.p50} ms, p95 ${checks.pickerMsFixture.p95} ms (n ${checks.pickerMsFixture.n}, small workspace);`,
     `with ${checks.pickerMs10k.addedFiles} more files p50 ${checks.pickerMs10k.p50} ms, p95 ${checks.pickerMs10k.p95} ms, max ${checks.pickerMs10k.max} ms (n ${checks.pickerMs10k.n});`,
-    `(bare webview⇄host round trip p50 ${checks.roundTripMs.p50} ms); 10k files listed ${checks.bulkListedAfterMs} ms after they were written;`,
+    `(bare webview⇄host round trip p50 ${checks.roundTripMs.p50} ms); 10k files listed ${checks.bulkListedAfterMs} ms after they were written, settled ${checks.bulkSettledAfterMs} ms later;`,
     `symbol row ${checks.symbolRowSeenMs} ms after the last key`,
   );
   if (!(checks.pickerMs10k.p95 <= 150)) throw new Error(`the picker is slow on 10k files: ${JSON.stringify(checks.pickerMs10k)} (the goal is p95 ≤ 50 ms)`);

@@ -129,11 +129,19 @@ def _native_answers(text: str, native_calls: list[dict], done: list, run: AgentR
         answer = done[k][1].text if k < len(done) else (
             f"not run: at most {MAX_CALLS_PER_STEP} calls run per step; call it again if you need it")
         out.append({"role": "tool", "tool_call_id": raw.get("id") or f"call_{k}", "content": answer})
-    if run.steers:
-        said = "\n".join(run.steers)
-        run.steers.clear()
-        out.append({"role": "user", "content": f"The user says, while you work: {said}"})
+    said = _said_meanwhile(run)
+    if said:
+        out.append({"role": "user", "content": said})
     return out
+
+
+def _said_meanwhile(run: AgentRun) -> str:
+    """The steers sent while the step's tools ran, taken for the next model call ('' for none)."""
+    if not run.steers:
+        return ""
+    said = "\n".join(run.steers)
+    run.steers.clear()
+    return f"The user says, while you work: {said}"
 
 
 def _tool_message(done: list, called: int, run: AgentRun) -> str:
@@ -142,8 +150,7 @@ def _tool_message(done: list, called: int, run: AgentRun) -> str:
     parts = [f"<tool_response>\n{outcome.text}\n</tool_response>" for _call, outcome in done]
     if called > len(done):
         parts.append(f"(only the first {len(done)} of your {called} calls ran: call the others again if you need them)")
-    if run.steers:
-        said = "\n".join(run.steers)
-        run.steers.clear()
-        parts.append(f"The user says, while you work: {said}")
+    said = _said_meanwhile(run)
+    if said:
+        parts.append(said)
     return "\n".join(parts)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-import json
-
 from .choices import ChoiceGeneration
-from .script import haystack
+from .script import Plan, haystack
 from .wire import JSON, new_id
 
 
@@ -24,19 +23,15 @@ class ChatCompletion(ChoiceGeneration):
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
         return haystack(body.get("messages")), body.get("stop"), max_tokens
 
-    def native_calls(self) -> list[dict[str, Any]]:
-        """The rule's tool calls, as the API spells them, when the request offered tools (a model
-        given no tools has none to call)."""
-        if not self.body.get("tools"):
-            return []
-        if not hasattr(self, "_calls"):
-            self._calls = [{"id": new_id("call_"), "type": "function",
-                            "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})}}
-                           for c in self.plan.tool_calls]
-        return self._calls
+    def __init__(self, body: dict, model: str, plan: Plan) -> None:
+        super().__init__(body, model, plan)
+        # The plan's native calls as the API spells them (none when the request offered no tools: state.plan).
+        self.calls = [{"id": new_id("call_"), "type": "function",
+                       "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})}}
+                      for c in plan.tool_calls]
 
     def message_choice(self, text: str) -> dict[str, Any]:
-        calls = self.native_calls()
+        calls = self.calls
         message: dict[str, Any] = {"role": "assistant", "content": text or (None if calls else ""), "refusal": None}
         if calls:
             message["tool_calls"] = calls
@@ -46,7 +41,7 @@ class ChatCompletion(ChoiceGeneration):
     def tail(self, sent: list[str]) -> list[bytes]:
         """Native calls stream as `delta.tool_calls` (the name first, the arguments in pieces), then the
         finish reason says `tool_calls`."""
-        calls = self.native_calls()
+        calls = self.calls
         if not calls:
             return super().tail(sent)
         frames = []

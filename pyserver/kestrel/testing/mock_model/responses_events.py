@@ -80,6 +80,12 @@ def function_call_item(call: dict[str, Any], status: str) -> dict[str, Any]:
             "name": call["name"], "arguments": call["arguments"] if status == "completed" else ""}
 
 
+def function_calls(plan: Optional[Plan]) -> list[dict[str, Any]]:
+    """The plan's native calls with their ids, for one response's `function_call` items."""
+    return [{"id": new_id("fc_"), "call_id": new_id("call_"), "name": c["name"],
+             "arguments": json.dumps(c.get("arguments") or {})} for c in (plan.tool_calls if plan else [])]
+
+
 def text_part(text: str) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
@@ -187,7 +193,7 @@ class ResponseRun:
         item = message_item(self.msg_id, text, item_status)
         yield self.event({"type": "response.output_item.done", "output_index": 0, "item": item})
         output = [item]
-        for k, call in enumerate(self.function_calls(plan) if not incomplete_reason else (), start=1):
+        for k, call in enumerate(function_calls(plan) if not incomplete_reason else (), start=1):
             # A native call: announced, its arguments streamed in pieces, then done (as the API sends it).
             yield self.event({"type": "response.output_item.added", "output_index": k, "item": function_call_item(call, "in_progress")})
             args = call["arguments"]
@@ -198,13 +204,6 @@ class ResponseRun:
             yield self.event({"type": "response.output_item.done", "output_index": k, "item": done})
             output.append(done)
         yield from self.finish(output, plan, n, incomplete_reason)
-
-    def function_calls(self, plan: Optional[Plan]) -> list[dict[str, Any]]:
-        """The plan's native calls as function_call items (ids fixed once per response)."""
-        if not hasattr(self, "_calls"):
-            self._calls = [{"id": new_id("fc_"), "call_id": new_id("call_"), "name": c["name"],
-                            "arguments": json.dumps(c.get("arguments") or {})} for c in (plan.tool_calls if plan else [])]
-        return self._calls
 
     def finish(self, output: list, plan: Optional[Plan], n: int, incomplete_reason: Optional[str]) -> Events:
         if incomplete_reason:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .responses_events import ResponseRun, function_call_item, message_item, usage_responses
+from .responses_events import ResponseRun, function_call_item, function_calls, message_item, usage_responses
 from .script import Plan, haystack
 from .streaming import HttpGeneration
 from .wire import MALFORMED, new_id, sse_event
@@ -17,8 +17,6 @@ class ResponsesHttp(HttpGeneration):
 
     def __init__(self, body: dict, model: str, plan: Plan) -> None:
         super().__init__(body, model, plan)
-        if not body.get("tools"):
-            plan.tool_calls = []  # a model given no tools calls none
         self.incomplete = "max_output_tokens" if plan.finish_reason == "length" else None
         self.run = ResponseRun(
             rid=new_id("resp_"),
@@ -35,7 +33,7 @@ class ResponsesHttp(HttpGeneration):
     def json_body(self, tokens: list[str]) -> dict:
         incomplete = self.incomplete
         item = message_item(self.run.msg_id, "".join(tokens), "incomplete" if incomplete else "completed")
-        calls = [] if incomplete else [function_call_item(c, "completed") for c in self.run.function_calls(self.plan)]
+        calls = [] if incomplete else [function_call_item(c, "completed") for c in function_calls(self.plan)]
         return self.run.response(
             "incomplete" if incomplete else "completed",
             [item, *calls],

@@ -232,8 +232,6 @@ class WsConnection:
             max_tokens=mot if isinstance(mot, int) else None,
         )
         while True:
-            if not msg.get("tools"):
-                plan.tool_calls = []  # a model given no tools calls none
             steers = await self._generate(rid, plan, model, prev, instructions, sid)
             if not steers:
                 return

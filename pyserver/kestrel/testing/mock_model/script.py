@@ -20,7 +20,8 @@ _FILLER_TOKENS = _TOKEN_RE.findall("value = compute(x, y) + 1\n")
 DEFAULT_CONFIG: dict[str, Any] = {
     "text": DEFAULT_TEXT,  # default output text
     # [{"match": substr, "text": str, (optional) "ttft_ms", "tps", "alternatives", "tool_calls"}]; `tool_calls`
-    # ([{"name", "arguments": {...}}]) are sent as Chat Completions' native calls when the request offers tools
+    # ([{"name", "arguments": {...}}]) are sent as native calls (Chat Completions' `tool_calls`, Responses'
+    # `function_call` items) when the request offers tools
     "rules": [],
     "tokens": None,  # int: deterministic filler of N tokens when no rule matches
     "ttft_ms": 0.0,  # delay before the first token

@@ -129,6 +129,8 @@ class State:
     ) -> Plan:
         with self.lock:
             script = select_script(self.config, hay, text_override)
+        if not body.get("tools"):
+            script.tool_calls = []  # a model given no tools calls none
         return make_plan(script, hay, fault=fault, stop=stop, max_tokens=max_tokens)
 
     def steer_plan(self, steer_text: str, body: dict[str, Any]) -> Plan:

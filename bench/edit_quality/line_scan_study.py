@@ -1,12 +1,15 @@
 """Every line-scan candidate on the real-bug sets, with its departure margin and whether applying it
 fixes the task's tests: the data behind `confidence.MIN_MARGIN` (docs/design-notes.md#line_scan).
 
-    python -m bench.edit_quality.line_scan_study [--kestrel-src DIR] [--model-path GGUF] --out FILE
+    python -m bench.edit_quality.line_scan_study [--kestrel-src DIR] [--model-path GGUF] [--held-out] --out FILE
     python -m bench.edit_quality.line_scan_study --report FILE
 
 Each task's function is re-read as the server does (every candidate kept, none gated), each
 candidate applied alone and scored by the task's tests; the report says what each margin
-threshold would offer (the first candidate in the scan's own order that clears it)."""
+threshold would offer (the first candidate in the scan's own order that clears it).
+
+`--held-out` studies the HumanEvalFix bugs outside the seeded sample instead (104 of 164): neither the
+first study nor the 1.5B eval rows saw them, so a threshold chosen on the study's tasks is checked there."""
 
 from __future__ import annotations
 
@@ -30,6 +33,15 @@ def real_bug_tasks() -> list[Any]:
     return qb["inline-edit"] + humanevalfix.sample(hef["inline-edit"], humanevalfix.DEFAULT_SAMPLE)
 
 
+def held_out_tasks() -> list[Any]:
+    """The HumanEvalFix inline-edit tasks the seeded sample leaves out: unseen by the study's tasks."""
+    from . import humanevalfix
+
+    hef, _ = humanevalfix.all_tasks()
+    seen = {t.task_id for t in humanevalfix.sample(hef["inline-edit"], humanevalfix.DEFAULT_SAMPLE)}
+    return [t for t in hef["inline-edit"] if t.task_id not in seen]
+
+
 @asynccontextmanager
 async def local_fim(model_path: str | None) -> AsyncIterator[tuple[Any, Any, Any]]:
     """(model, its llama.cpp server, a `fim` provider on it) for a study; the server stops after."""
@@ -49,14 +61,14 @@ async def local_fim(model_path: str | None) -> AsyncIterator[tuple[Any, Any, Any
         await server.stop()
 
 
-async def _study(out: Path, model_path: str | None) -> None:
+async def _study(out: Path, model_path: str | None, held_out: bool) -> None:
     from kestrel.context.window import line_span
     from kestrel.edits import line_scan
     from kestrel.edits.inline_edit import Target, rewrite_problem
 
     from .scoring import EditScorer
 
-    tasks = real_bug_tasks()
+    tasks = held_out_tasks() if held_out else real_bug_tasks()
     scorer = EditScorer()
     rows: list[dict[str, Any]] = []
     async with local_fim(model_path) as (model, _, provider):
@@ -78,7 +90,7 @@ async def _study(out: Path, model_path: str | None) -> None:
                          "seconds": round(seconds, 1)})
             print(f"{k + 1}/{len(tasks)} {task.task_id}: margins {[c.margin and round(c.margin, 2) for c in found]}",
                   file=sys.stderr, flush=True)
-    out.write_text(json.dumps({"model": model.name, "rows": rows}, indent=0) + "\n")
+    out.write_text(json.dumps({"model": model.name, "held_out": held_out, "rows": rows}, indent=0) + "\n")
 
 
 def report(doc: dict[str, Any]) -> str:
@@ -108,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kestrel-src", default=None, help="measure the kestrel package in this directory")
     p.add_argument("--model-path", default=None)
     p.add_argument("--out", default="bench/out/line-scan-study.json")
+    p.add_argument("--held-out", action="store_true", help="the HumanEvalFix bugs outside the seeded sample")
     p.add_argument("--report", default=None, help="only print the report of this JSON")
     args = p.parse_args(argv)
     if args.report:
@@ -117,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, args.kestrel_src)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    asyncio.run(_study(out, args.model_path))
+    asyncio.run(_study(out, args.model_path, args.held_out))
     print(report(json.loads(out.read_text())))
     return 0
 

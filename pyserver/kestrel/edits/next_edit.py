@@ -8,15 +8,14 @@ minimal edits between the two, so the client can offer "jump to the next edit".
 
 from __future__ import annotations
 
-import difflib
-
 from ..context.window import line_span
 from .diff import clean_rewrite, minimal_edits
+from .edit_history import EditHistory
 from .inline_edit import Target
 
+__all__ = ["EditHistory", "next_edit_messages", "region_around", "suggested_edits"]
+
 RADIUS = 15  # lines around the cursor the model may touch
-MAX_DIFF_LINES = 40
-MAX_TRACKED_CHARS = 1_000_000
 
 NEXT_EDIT_INSTRUCTIONS = (
     "You predict a programmer's next edit. You get their recent edits as a unified diff and a region of "
@@ -24,31 +23,6 @@ NEXT_EDIT_INSTRUCTIONS = (
     "those edits make necessary (for example, update the uses of something that was renamed). Reply with "
     "ONLY the region's new content, without the markers. If nothing needs to change, reply with the region unchanged."
 )
-
-
-class EditHistory:
-    """A baseline per document; the diff from it to now is the 'recent edits'."""
-
-    def __init__(self) -> None:
-        self._baseline: dict[str, str] = {}
-
-    def opened(self, uri: str, text: str) -> None:
-        if len(text) <= MAX_TRACKED_CHARS:
-            self._baseline[uri] = text
-
-    def forget(self, uri: str) -> None:
-        self._baseline.pop(uri, None)
-
-    def recent_diff(self, uri: str, current: str) -> str:
-        base = self._baseline.get(uri)
-        if base is None or base == current:
-            return ""
-        lines = list(difflib.unified_diff(base.splitlines(), current.splitlines(), "before", "after", n=2, lineterm=""))
-        return "\n".join(lines[:MAX_DIFF_LINES])
-
-    def settle(self, uri: str, text: str) -> None:
-        """After a suggestion: later diffs start from here."""
-        self.opened(uri, text)
 
 
 def region_around(text: str, line: int) -> Target:

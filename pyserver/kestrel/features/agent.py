@@ -5,13 +5,18 @@ Steered and stopped with `kestrel/steer` / `kestrel/stopChat` on the run's id.""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from .. import protocol
-from ..agent.loop import DEFAULT_STEPS, MAX_STEPS, AgentRun, run_agent
 from ..agent.native_probe import NativeToolsCache
-from ..agent.read_tools import WorkspaceReader
 from ..core import Core, chat_guard
 from ..protocol import AgentParams, AgentResult, SteerParams, SteerResult
+
+if TYPE_CHECKING:
+    from ..agent.loop import AgentRun
+
+# The agent's loop and tools are imported by the first run, not at the server's start
+# (docs/design-notes.md#pyserverkestrelcompiled_methodspy).
 
 
 class AgentFeature:
@@ -21,6 +26,9 @@ class AgentFeature:
         self.native_tools = NativeToolsCache()
 
     async def run(self, params: AgentParams) -> AgentResult:
+        from ..agent.loop import DEFAULT_STEPS, MAX_STEPS, AgentRun, run_agent
+        from ..agent.read_tools import WorkspaceReader
+
         core = self.core
         await core.host.wait_ready()
         run_id = params.id or f"agent-{time.monotonic_ns()}"

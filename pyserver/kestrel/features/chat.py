@@ -6,16 +6,21 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import protocol
-from ..chat import codebase
 from ..context.excluded_text import message_text
 from ..context.exclusion import uri_to_path
 from ..core import Core
 from ..protocol import CHAT_SOURCES, ChatParams, ChatResult, SteerParams, SteerResult, StopChatParams
 from ..core import chat_guard
 
+if TYPE_CHECKING:
+    from ..chat import codebase
+
 INDEX_WAIT_S = 2.0
+# Codebase search (chat/codebase.py) is imported by the first chat turn, not at the server's start
+# (docs/design-notes.md#pyserverkestrelcompiled_methodspy).
 
 
 class ChatFeature:
@@ -23,6 +28,8 @@ class ChatFeature:
         self.core = core
 
     async def turn(self, params: ChatParams) -> ChatResult:
+        from ..chat import codebase
+
         core = self.core
         await core.host.wait_ready()
         turn_id = params.id or f"turn-{time.monotonic_ns()}"
@@ -49,6 +56,8 @@ class ChatFeature:
         return protocol.from_wire(result, ChatResult)
 
     async def _search(self, params: ChatParams, turn_id: str, messages: list[dict]) -> list[codebase.Source]:
+        from ..chat import codebase
+
         """The workspace code this question needs (none when it needs none), announced to the client
         before the answer starts. The index is read in a worker thread: the event loop keeps serving."""
         core = self.core

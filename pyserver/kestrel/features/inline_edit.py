@@ -7,18 +7,24 @@ target itself changed. How the rewrite is found and checked: `edits.inline_edit.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from .. import protocol
 from ..core import Core
-from ..edits.diff import minimal_edits, to_lsp_edits
-from ..edits.hoist import import_edit
-from ..edits.inline_edit import EditJob, EditRefused, Rewrite, Target, rebase, rewrite, target_for
 from ..protocol import EditParams, EditRange, EditResult
 from . import NotReady, model_ready
+
+if TYPE_CHECKING:
+    from ..edits.inline_edit import EditJob, Rewrite, Target
+
+# The edit engine (kestrel.edits.*) is imported by the first edit, not at the server's start: it is a
+# tenth of what the server would import before answering `initialize` (docs/design-notes.md#pyserverkestrelcompiled_methodspy).
 
 
 def edit_target(text: str, selection: EditRange | None) -> Target:
     """No range: the start of the document; a range without `end`: the block around `start`."""
+    from ..edits.inline_edit import target_for
+
     start = selection.start if selection else protocol.Position(line=0, character=0)
     end = (selection.end or selection.start) if selection else start
     return target_for(text, start.line, start.character, end.line, end.character)
@@ -29,6 +35,8 @@ class InlineEditFeature:
         self.core = core
 
     async def edit(self, params: EditParams) -> EditResult:
+        from ..edits.inline_edit import EditJob, rewrite
+
         core = self.core
         edit_id = params.id or f"edit-{time.monotonic_ns()}"
         ready = await model_ready(core, params.uri)
@@ -51,6 +59,10 @@ class InlineEditFeature:
 
     def _answer(self, uri: str, job: EditJob, outcome: Rewrite) -> EditResult:
         """The rewrite as minimal edits against the document as it is now (the user may have typed)."""
+        from ..edits.diff import minimal_edits
+        from ..edits.hoist import import_edit
+        from ..edits.inline_edit import EditRefused, rebase
+
         current = self.core.documents.get(uri)
         if current is None:
             return EditResult(id=job.edit_id, error="the document was closed")
@@ -72,5 +84,7 @@ class InlineEditFeature:
         )
 
     def _text_edits(self, text: str, base: int, edits: list[tuple[int, int, str]]) -> list[protocol.TextEdit]:
+        from ..edits.diff import to_lsp_edits
+
         lsp_edits = to_lsp_edits(text, base, edits, self.core.documents.encoding())
         return protocol.from_wire(lsp_edits, list[protocol.TextEdit])

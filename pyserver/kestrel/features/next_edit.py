@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from .. import protocol
 from ..core import Core
-from ..edits.diff import to_lsp_edits
-from ..edits.next_edit import EditHistory, next_edit_messages, region_around, suggested_edits
+from ..edits.edit_history import EditHistory
 from ..protocol import NextEditParams, NextEditResult
 from ..providers.base import ProviderError
-from ..providers.collect import collect
 from . import NotReady, model_ready
+
+# The next-edit engine is imported by the first suggestion, not at the server's start
+# (docs/design-notes.md#pyserverkestrelcompiled_methodspy).
 
 
 class NextEditFeature:
@@ -21,6 +22,10 @@ class NextEditFeature:
 
     async def suggest(self, params: NextEditParams) -> NextEditResult | None:
         """The edit the user will likely make next near the cursor, or None (also when disabled)."""
+        from ..edits.diff import to_lsp_edits
+        from ..edits.next_edit import next_edit_messages, region_around, suggested_edits
+        from ..providers.collect import collect
+
         core = self.core
         ready = await model_ready(core, params.uri)
         if not core.host.settings.next_edit or isinstance(ready, NotReady):

@@ -9,10 +9,11 @@ from typing import Any
 from lsprotocol import types
 
 from ..core import Core, plain
-from ..edits.quick_fix import Problem, compute_fix_made_by, explain_messages, fix_region, region_for
 from ..providers.base import ProviderError
-from ..providers.collect import collect
 from . import NotReady, model_ready
+
+# Listing actions needs no engine: the fix engine (kestrel.edits.*) is imported by the first fix or
+# explanation, not at the server's start (docs/design-notes.md#pyserverkestrelcompiled_methodspy).
 
 MAX_DIAGNOSTICS = 10  # actions listed per request
 # Why a fix cannot run, as a quick fix says it (a refusal was reported before: see `_refused`).
@@ -68,6 +69,8 @@ class QuickFixFeature:
 
     async def _fix_edit(self, data: dict) -> tuple[types.WorkspaceEdit, str]:
         """The fix as a WorkspaceEdit, and who made it (a rule of the diagnostic's, or the model)."""
+        from ..edits.quick_fix import Problem, compute_fix_made_by, fix_region
+
         core = self.core
         uri = data["uri"]
         ready = await model_ready(core, uri)
@@ -120,6 +123,9 @@ class QuickFixFeature:
         return bool(result and result.applied)
 
     async def explain(self, data: Any) -> str | None:
+        from ..edits.quick_fix import explain_messages, region_for
+        from ..providers.collect import collect
+
         core = self.core
         data = plain(data)
         if not isinstance(data, dict) or self._refused(str(data.get("uri", ""))):

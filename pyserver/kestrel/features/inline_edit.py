@@ -17,8 +17,8 @@ from . import NotReady, model_ready
 if TYPE_CHECKING:
     from ..edits.inline_edit import EditJob, Rewrite, Target
 
-# The edit engine (kestrel.edits.*) is imported by the first edit, not at the server's start: it is a
-# tenth of what the server would import before answering `initialize` (docs/design-notes.md#pyserverkestrelcompiled_methodspy).
+# The edit engine (kestrel.edits.*) is imported by the first edit, not at the server's start
+# (docs/design-notes.md#pyserverkestrelcompiled_methodspy).
 
 
 def edit_target(text: str, selection: EditRange | None) -> Target:

@@ -34,6 +34,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from .lang_tasks import RAW_PREFIX_TOKENS, RAW_SUFFIX_TOKENS
 from .lsp import LspAnswer, apply_item, position_of
 
 
@@ -77,6 +78,16 @@ def open_line(prefix: str, suffix: str) -> str:
     return "\n" + suffix
 
 
+# Copilot sizes its prompt from an experiment variable GitHub serves per model (prompt + completion
+# tokens; 8,192 by default, for GitHub's large-context models). Left at that, a real TypeScript file
+# gave a prompt of 7,700 tokens: twice this eval's n_ctx, minutes of prefill on a CPU, and every
+# request timed out. The stand-in serves it as GitHub would for this model, with the raw model's
+# windows (the same information: 1,500 + 400 prompt tokens) plus Copilot's own 500 completion tokens;
+# Copilot still splits it between prefix, suffix and context its own way. HumanEval's files fit either way.
+PROMPT_BUDGET_VARIABLE = "maxpromptcompletionTokens"
+PROMPT_BUDGET = RAW_PREFIX_TOKENS + RAW_SUFFIX_TOKENS + 500
+
+
 class CopilotSession:
     """The stand-in (its own process, forwarding to llama.cpp) + one Copilot LS process."""
 
@@ -98,7 +109,8 @@ class CopilotSession:
         self.logs.mkdir(parents=True, exist_ok=True)
         cert, key = certs.make_cert(self.logs / "peers-tls")
         self.standin = StandInProcess(cert, key, self.logs / "quality-standin.log", upstream=self.base_url,
-                                      upstream_model=self.model, fim=self.fim)
+                                      upstream_model=self.model, fim=self.fim,
+                                      exp_parameters={PROMPT_BUDGET_VARIABLE: PROMPT_BUDGET})
         await asyncio.to_thread(self.standin.__enter__)
         self.server = copilot.CopilotServer(self.standin.url, cert, self.logs / "quality-copilot.log")
         await self.server.start()

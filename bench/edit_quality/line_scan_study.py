@@ -111,6 +111,17 @@ def report(doc: dict[str, Any]) -> str:
                     offered, fixed = offered + 1, fixed + bool(ok[0]["fixed"])
             label = "none" if threshold is None else f"{threshold:.2f}"
             lines.append(f"| {name} | {label} | {offered} | {fixed} | {offered - fixed} |")
+    lines += ["", "At ln 10, by how many lines clear it (one: the scan is sure where the slip is; several: it is not):",
+              "", "| set | lines clearing | offered | fixed | wrong |", "|---|---|---|---|---|"]
+    for name in sorted({r["set"] for r in rows}):
+        split: dict[str, list[int]] = {"one": [0, 0], "several": [0, 0]}
+        for task in {r["task"] for r in rows if r["set"] == name}:
+            ok = sorted((r for r in rows if r["task"] == task and r["rank"] >= 0
+                         and r["margin"] is not None and r["margin"] >= math.log(10)), key=lambda c: c["rank"])
+            if ok:
+                split["one" if len(ok) == 1 else "several"][0 if ok[0]["fixed"] else 1] += 1
+        for key, (fixed, wrong) in split.items():
+            lines.append(f"| {name} | {key} | {fixed + wrong} | {fixed} | {wrong} |")
     return "\n".join(lines)
 
 

@@ -184,6 +184,36 @@ def test_no_import_cycles_in_the_server():
     assert not gone, f"fixed, remove from KNOWN_CYCLES: {[sorted(c) for c in gone]}"
 
 
+# What the server imports before it can answer `initialize` (the cold start, issue 24): engines no
+# request before the first edit, fix, chat turn or agent run needs load on first use
+# (docs/design-notes.md#pyserverkestrelcompiled_methodspy). Fail when one is imported at start again.
+LOADED_ON_FIRST_USE = ("kestrel.edits.inline_edit", "kestrel.edits.quick_fix", "kestrel.edits.next_edit",
+                       "kestrel.agent.loop", "kestrel.agent.read_tools", "kestrel.chat.codebase", "json_repair")
+
+
+def loaded_at_start(start: str) -> set[str]:
+    """Modules a plain `import start` runs: eager imports, followed, with each module's packages."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:k]) for k in range(1, len(parts)) if ".".join(parts[:k]) in modules()]
+        if name in modules():
+            todo += [i.target for i in imports(name) if not i.lazy]
+    return seen
+
+
+def test_the_server_starts_without_the_engines_it_loads_on_first_use():
+    at_start = loaded_at_start("kestrel.server") | loaded_at_start(ENTRY_POINT)
+    assert "kestrel.features.inline_edit" in at_start and "kestrel.core" in at_start  # the walk sees the server
+    early = [m for m in LOADED_ON_FIRST_USE if m in at_start]
+    assert not early, f"imported before initialize again: {early}"
+
+
 # -- sizes ---------------------------------------------------------------------------------
 def long_functions() -> list[tuple[int, str]]:
     """(lines, "path:line name") of every function or method over FUNCTION_LINES, longest first."""

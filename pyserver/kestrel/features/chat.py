@@ -56,10 +56,10 @@ class ChatFeature:
         return protocol.from_wire(result, ChatResult)
 
     async def _search(self, params: ChatParams, turn_id: str, messages: list[dict]) -> list[codebase.Source]:
-        from ..chat import codebase
-
         """The workspace code this question needs (none when it needs none), announced to the client
         before the answer starts. The index is read in a worker thread: the event loop keeps serving."""
+        from ..chat import codebase
+
         core = self.core
         settings = core.host.settings
         question = codebase.question_for(params.codebase, messages, settings.chat.codebase)

@@ -94,30 +94,27 @@ async def _study(out: Path, model_path: str | None, held_out: bool) -> None:
 
 
 def report(doc: dict[str, Any]) -> str:
-    rows = doc["rows"]
+    found: dict[str, dict[str, list[dict[str, Any]]]] = {}  # set -> task -> its candidates, the scan's order
+    for r in sorted(doc["rows"], key=lambda r: r["rank"]):
+        if r["rank"] >= 0:
+            found.setdefault(r["set"], {}).setdefault(r["task"], []).append(r)
+
+    def clearing(candidates: list[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
+        return [c for c in candidates if threshold is None or (c["margin"] is not None and c["margin"] >= threshold)]
+
     lines = [f"{doc['model']}: the first candidate (the scan's order) whose margin clears the threshold", "",
              "| set | threshold (nats) | offered | fixed | wrong |", "|---|---|---|---|---|"]
     for threshold in (None, 1.0, 2.0, math.log(10), 3.0, 4.0, 5.0):
-        for name in sorted({r["set"] for r in rows}):
-            by_task: dict[str, list[dict[str, Any]]] = {}
-            for r in rows:
-                if r["set"] == name and r["rank"] >= 0:
-                    by_task.setdefault(r["task"], []).append(r)
-            offered = fixed = 0
-            for found in by_task.values():
-                ok = [c for c in sorted(found, key=lambda c: c["rank"])
-                      if threshold is None or (c["margin"] is not None and c["margin"] >= threshold)]
-                if ok:
-                    offered, fixed = offered + 1, fixed + bool(ok[0]["fixed"])
+        for name in sorted(found):
+            firsts = [ok[0] for ok in (clearing(c, threshold) for c in found[name].values()) if ok]
+            offered, fixed = len(firsts), sum(bool(c["fixed"]) for c in firsts)
             label = "none" if threshold is None else f"{threshold:.2f}"
             lines.append(f"| {name} | {label} | {offered} | {fixed} | {offered - fixed} |")
     lines += ["", "At ln 10, by how many lines clear it (one: the scan is sure where the slip is; several: it is not):",
               "", "| set | lines clearing | offered | fixed | wrong |", "|---|---|---|---|---|"]
-    for name in sorted({r["set"] for r in rows}):
+    for name in sorted(found):
         split: dict[str, list[int]] = {"one": [0, 0], "several": [0, 0]}
-        for task in {r["task"] for r in rows if r["set"] == name}:
-            ok = sorted((r for r in rows if r["task"] == task and r["rank"] >= 0
-                         and r["margin"] is not None and r["margin"] >= math.log(10)), key=lambda c: c["rank"])
+        for ok in (clearing(c, math.log(10)) for c in found[name].values()):
             if ok:
                 split["one" if len(ok) == 1 else "several"][0 if ok[0]["fixed"] else 1] += 1
         for key, (fixed, wrong) in split.items():

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from ..context.window import line_span
 from .diff import clean_rewrite, minimal_edits
-from .edit_history import EditHistory
 from .inline_edit import Target
-
-__all__ = ["EditHistory", "next_edit_messages", "region_around", "suggested_edits"]
 
 RADIUS = 15  # lines around the cursor the model may touch
 

@@ -90,6 +90,8 @@ export interface AgentParams {
   messages?: ChatMessage[];
   prompt?: string;
   maxSteps?: number;
+  /** Offer the write tools: each change is proposed as a workspace/applyEdit the user reviews (sent in a trusted workspace only). */
+  allowWrites?: boolean;
 }
 
 export interface AgentToolCall {

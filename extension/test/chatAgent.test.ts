@@ -43,6 +43,18 @@ describe("#agent", () => {
     expect(stepLines({ id: "a", step: 1, calls: [] })).toEqual([]); // an answer set aside: nothing to list
   });
 
+  it("says what the user decided about each change the agent proposed", () => {
+    const write = (name: string, ok: boolean, result: string) => ({ name, arguments: { path: "a.py" }, found: "text" as const, ok, result });
+    expect(stepLines({ id: "a", step: 2, calls: [
+      write("edit_file", true, "The user accepted the change: a.py changed (+1 -1 lines)."),
+      write("write_file", false, "The user rejected this change to a.py: it was not made."),
+      write("edit_file", true, "The user kept only part of this change to a.py: the parts left out were rejected."),
+      write("edit_file", false, "old_text is not in a.py: read_file shows its lines as they are now"),
+    ] })).toEqual([
+      "Proposed a change to a.py: kept", "Proposed a.py: rejected", "Proposed a change to a.py: kept in part",
+      "Proposed a change to a.py: failed (old_text is not in a.py: read_file shows its lines as they are now)"]);
+  });
+
   it("records the agent's answer as a chat answer, saying when it hit its step limit", () => {
     const done = asChatResult({ id: "a", text: "It is in utils.", steps: [] }, []);
     expect(done).toEqual({ id: "a", text: "It is in utils.", ttftMs: null, steers: [], lastSegment: "It is in utils." });

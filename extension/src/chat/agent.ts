@@ -1,6 +1,7 @@
 /**
- * `#agent` in a chat message: the turn goes to the server's read-only agent (`kestrel/agent`), which
- * reads the workspace through tools until it can answer. Here only what the panel needs: whether a
+ * `#agent` in a chat message: the turn goes to the server's agent (`kestrel/agent`), which reads the
+ * workspace through tools until it can answer and, in a trusted workspace, proposes changes that VS Code
+ * shows in its Refactor Preview (the server's `workspace/applyEdit`, every hunk needing confirmation). Here only what the panel needs: whether a
  * message asks for it (and the message without the tag), the files a step read as the answer's
  * sources, and the agent's result in the shape of a chat answer.
  */
@@ -39,13 +40,26 @@ const WHAT: Record<string, (a: Record<string, unknown>) => string> = {
   list_files: (a) => `Listed files${a.glob ? ` matching ${a.glob}` : ""}`,
   grep: (a) => `Searched files for /${a.pattern}/${a.glob ? ` in ${a.glob}` : ""}`,
   search_code: (a) => `Searched the code for “${a.query}”`,
+  edit_file: (a) => `Proposed a change to ${a.path}`,
+  write_file: (a) => `Proposed ${a.path}`,
 };
+
+/** A write's outcome as the user decided it in the review (the tool's result says which). */
+function reviewed(result: string | undefined): string {
+  const text = result ?? "";
+  if (text.startsWith("The user accepted")) return "kept";
+  if (text.startsWith("The user kept only part")) return "kept in part";
+  if (text.startsWith("The user rejected")) return "rejected";
+  return "";
+}
 
 /** What a step did, one line per tool call, as the panel lists it above the answer ("Read src/a.py"). */
 export function stepLines(step: AgentStepParams): string[] {
   return (step.calls ?? []).map((call) => {
     const args = call.arguments && typeof call.arguments === "object" ? call.arguments : {};
     const what = WHAT[call.name]?.(args) ?? `Called ${call.name}`;
+    const review = call.name === "edit_file" || call.name === "write_file" ? reviewed(call.result) : "";
+    if (review) return `${what}: ${review}`;
     return call.ok ? what : `${what}: failed (${firstLine(call.result)})`;
   });
 }

@@ -452,7 +452,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.post({ type: "sources", sources: p.sources, searchMs: p.searchMs });
       }),
     ];
-    // `#agent` in the question: the read-only agent answers (agent.ts); the files it reads are the sources.
+    // `#agent` in the question: the agent answers (agent.ts); the files it reads are the sources.
     const forAgent = agentMessages(messages);
     const read: SourceRef[] = [];
     if (forAgent) {
@@ -472,7 +472,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       }));
     }
     const answer = forAgent
-      ? request(client, "kestrel/agent", { id, messages: forAgent }).then((r) => asChatResult(r, read))
+      // Writes (each proposed in VS Code's Refactor Preview) only in a workspace the user trusts.
+      ? request(client, "kestrel/agent", { id, messages: forAgent, allowWrites: vscode.workspace.isTrusted }).then((r) => asChatResult(r, read))
       : request(client, "kestrel/chat", { id, messages });
     // Saved right after the request is on its way (a timer runs after the promise jobs that write it).
     setTimeout(() => {

@@ -2,8 +2,9 @@
 
 A path a model names resolves inside a workspace folder (`..`, absolute paths and links that lead
 out are refused); a file Kestrel never sends to a model (context/exclusion.py) is refused by name;
-the walk is the codebase index's. Results are capped for a small model's context. No tool writes
-or runs anything. Why: docs/design-notes.md#pyserverkestrelagentread_toolspy
+the walk is the codebase index's; an open document is read as the editor holds it. Results are
+capped for a small model's context. No tool here writes or runs anything (write_tools.py proposes
+changes). Why: docs/design-notes.md#pyserverkestrelagentread_toolspy
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..context.codebase_index import CodebaseIndex
 from ..context.exclusion import is_excluded_path
@@ -60,8 +61,10 @@ class ToolRefused(Exception):
 class WorkspaceReader:
     """The read tools over the workspace folders of `index` (its walk, its exclusions)."""
 
-    def __init__(self, index: CodebaseIndex) -> None:
+    def __init__(self, index: CodebaseIndex, open_text: Callable[[Path], str | None] | None = None) -> None:
         self.index = index
+        # An open document's text: the editor's, which may hold changes not saved yet (the agent's own).
+        self.open_text = open_text or (lambda _file: None)
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -100,7 +103,7 @@ class WorkspaceReader:
                 return root, candidate
         raise ToolRefused(f"{path} is not a file of the workspace: list_files shows what there is")
 
-    def _readable(self, file: Path) -> None:
+    def readable(self, file: Path) -> None:
         globs = self.index.workspace.exclude_globs
         if is_excluded_path(str(file), globs) or is_excluded_path(str(file.resolve()), globs):
             raise ToolRefused(f"{file.name} is a file Kestrel never sends to a model (secrets, excludeGlobs)")
@@ -108,15 +111,18 @@ class WorkspaceReader:
     # -- the tools ----------------------------------------------------------------------------
     def read_file(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
         root, file = self.resolve(path)
-        self._readable(file)
+        self.readable(file)
         if not file.is_file():
             raise ToolRefused(f"{path} is a folder: list_files shows its files")
-        if file.stat().st_size > MAX_FILE_BYTES:
-            raise ToolRefused(f"{path} is too large to read here; grep finds lines in it")
-        try:
-            lines = file.read_text(encoding="utf-8").split("\n")
-        except (UnicodeDecodeError, OSError):
-            raise ToolRefused(f"{path} is not a text file") from None
+        text = self.open_text(file)
+        if text is None:
+            if file.stat().st_size > MAX_FILE_BYTES:
+                raise ToolRefused(f"{path} is too large to read here; grep finds lines in it")
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                raise ToolRefused(f"{path} is not a text file") from None
+        lines = text.split("\n")
         first = max(int(start_line or 1), 1)
         last = min(int(end_line) if end_line else first + READ_LINES - 1, first + READ_LINES - 1, len(lines))
         if first > len(lines):

@@ -109,6 +109,15 @@ def parse(content: str | None, native: Iterable[Any] | None, tools: Toolbox) -> 
     return calls
 
 
+def unoffered(content: str | None, tools: Toolbox) -> list[ToolCall]:
+    """Calls printed in `<tool_call>` tags (unmistakably calls) to tools that were not offered, such as
+    a read-only agent's model asking to edit a file: the loop answers them with the tools there are
+    rather than showing the call to the user as its answer."""
+    if not content or not _TAGGED.search(content):
+        return []
+    return [ToolCall(str(name), {}, path) for name, _args, path in _printed(content) if tools.resolve(str(name)) is None]
+
+
 def _json(text: str) -> tuple[Any, str]:
     try:
         return json.loads(text), TEXT

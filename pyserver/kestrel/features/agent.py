@@ -1,11 +1,16 @@
 """Agent runs (`kestrel/agent`): the model reads the workspace through tools until it can answer
 (agent/loop.py), streamed as `kestrel/chatDelta` with each step's tools as `kestrel/agentStep`.
-Steered and stopped with `kestrel/steer` / `kestrel/stopChat` on the run's id."""
+Steered and stopped with `kestrel/steer` / `kestrel/stopChat` on the run's id. With `allowWrites`
+and a client that confirms annotated edits, it may propose changes (agent/write_tools.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Awaitable, Callable
+
+from lsprotocol import types
 
 from .. import protocol
 from ..agent.native_probe import NativeToolsCache
@@ -14,6 +19,11 @@ from ..protocol import AgentParams, AgentResult, SteerParams, SteerResult
 
 if TYPE_CHECKING:
     from ..agent.loop import AgentRun
+    from ..agent.read_tools import ToolResult
+    from ..agent.tool_calls import ToolCall
+    from ..agent.write_tools import ProposedChange, WorkspaceWriter
+
+READ_BACK_S = 0.5  # how long an accepted change may take to reach the server as the editor's text
 
 # The agent's loop and tools are imported by the first run, not at the server's start
 # (docs/design-notes.md#pyserverkestrelcompiled_methodspy).
@@ -28,6 +38,7 @@ class AgentFeature:
     async def run(self, params: AgentParams) -> AgentResult:
         from ..agent.loop import DEFAULT_STEPS, MAX_STEPS, AgentRun, run_agent
         from ..agent.read_tools import WorkspaceReader
+        from ..agent.write_tools import WorkspaceWriter, client_can_review
 
         core = self.core
         await core.host.wait_ready()
@@ -52,13 +63,65 @@ class AgentFeature:
         try:
             # The embedded model prints its calls (never native): no probe for it.
             native = not core.host.embedded.running and await self.native_tools.native(provider)
-            result = await run_agent(run, provider, core.chat_engine, messages, WorkspaceReader(core.codebase),
-                                     core.notify, steps, cap or None, native=native)
+            reader = WorkspaceReader(core.codebase, self._open_text)
+            # Writes only where the client asked for them (VS Code: a trusted workspace) and asks the user
+            # before keeping an edit (change annotations that need confirmation).
+            may_write = bool(params.allow_writes) and client_can_review(core.server.client_capabilities)
+            write = self._proposer(WorkspaceWriter(reader, self._open_text)) if may_write else None
+            result = await run_agent(run, provider, core.chat_engine, messages, reader,
+                                     core.notify, steps, cap or None, native=native, write=write)
         finally:  # also when the run raised or was cancelled: the status bar must not stay busy
             self.runs.pop(run_id, None)
             core.status.busy = max(core.status.busy - 1, 0)
             core.status.publish()
         return protocol.from_wire(result, AgentResult)
+
+    def _open_text(self, file: Path) -> str | None:
+        return self.core.documents.text(file.as_uri())
+
+    def _proposer(self, writer: WorkspaceWriter) -> Callable[[list[ToolCall]], Awaitable[list[ToolResult]]]:
+        """A step's write calls → their changes proposed to the user together (one `workspace/applyEdit`,
+        every hunk needing confirmation) → what they kept of each file, told to the model per call."""
+        from ..agent.read_tools import ToolResult
+        from ..agent.write_tools import outcome, workspace_edit
+
+        async def propose(calls: list[ToolCall]) -> list[ToolResult]:
+            changes, planned = writer.plan([(c.name, c.arguments) for c in calls])
+            results: dict[int, ToolResult] = {}
+            if changes:
+                verb = "create" if all(c.before is None for c in changes) else "change"
+                label = f"Kestrel agent: {verb} {', '.join(c.rel for c in changes)}"
+                try:
+                    answer = await self.core.server.workspace_apply_edit_async(
+                        types.ApplyWorkspaceEditParams(edit=workspace_edit(changes, label), label=label))
+                    applied = bool(answer and answer.applied)
+                    for k, change in enumerate(changes):
+                        results[k] = outcome(change, applied, await self._read_back(change) if applied else None)
+                except Exception as exc:  # noqa: BLE001 - the client failed the request: the model is told, the run goes on
+                    for k, change in enumerate(changes):
+                        results[k] = ToolResult(False, f"the editor could not apply the change to {change.rel} ({exc}); nothing was changed")
+            return [ToolResult(False, str(p)) if isinstance(p, Exception) else results[p] for p in planned]
+
+        return propose
+
+    async def _read_back(self, change: ProposedChange) -> str | None:
+        """The file's text after the user's review: the editor's (VS Code opened every file of the
+        preview, so the server holds it; a change arrives a moment after the answer), else the disk's
+        (a client that saves what it applies); None when neither can be read."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + READ_BACK_S
+        text = self.core.documents.text(change.uri)
+        while (text is None or text == change.before) and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+            text = self.core.documents.text(change.uri)
+        if text is not None:
+            return text
+        if change.before is None and not change.file.exists():
+            return ""  # a new file left out
+        try:
+            return change.file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def steer(self, params: SteerParams) -> SteerResult | None:
         """A steer for a run between two model calls (its tools are running): kept for the next call.

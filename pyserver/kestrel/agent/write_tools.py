@@ -1,0 +1,272 @@
+"""The agent's write tools: a change the model asks for is proposed to the user, never made behind
+their back. `edit_file` (one passage, matched exactly or line by line ignoring indentation) and
+`write_file` (a new file or a whole file) only plan a change; the feature sends a step's changes as
+one `workspace/applyEdit` whose every hunk needs confirmation (VS Code's Refactor Preview), reads back
+what the user kept and tells the model. Paths resolve as the read tools' do. A client that cannot
+confirm annotated edits is never offered these. Why: docs/design-notes.md#pyserverkestrelagentwrite_toolspy
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+
+from ..context.workspace_index import MAX_FILE_BYTES
+from .read_tools import ToolRefused, ToolResult, WorkspaceReader
+
+ANNOTATION = "kestrel-agent"
+MAX_WRITE_CHARS = 200_000  # a file the agent writes (a model's answer is far shorter; this stops a runaway)
+
+WRITE_TOOLS: list[dict[str, Any]] = [
+    {"name": "edit_file", "description": "Change a workspace file: old_text (copied from read_file, without "
+     "the line numbers) is replaced by new_text. The user reviews the change.",
+     "parameters": {"type": "object", "properties": {
+         "path": {"type": "string", "description": "the file, relative to the workspace folder"},
+         "old_text": {"type": "string", "description": "the lines to replace, exactly as the file has them"},
+         "new_text": {"type": "string", "description": "what replaces them"}},
+         "required": ["path", "old_text", "new_text"]}},
+    {"name": "write_file", "description": "Create a workspace file, or replace all of a file's text. "
+     "The user reviews the change.",
+     "parameters": {"type": "object", "properties": {
+         "path": {"type": "string", "description": "the file, relative to the workspace folder"},
+         "content": {"type": "string", "description": "the file's whole new text"}},
+         "required": ["path", "content"]}},
+]
+WRITE_NAMES = frozenset(t["name"] for t in WRITE_TOOLS)
+
+
+@dataclass(frozen=True)
+class ProposedChange:
+    rel: str  # as the model and the user see it
+    file: Path
+    before: str | None  # None: the file does not exist yet
+    after: str
+
+    @property
+    def uri(self) -> str:
+        return self.file.as_uri()
+
+
+class WorkspaceWriter:
+    """Turns a write call into a proposed change; `open_text` gives an open document's text (the
+    editor may hold changes not yet saved, the agent's own among them)."""
+
+    def __init__(self, reader: WorkspaceReader, open_text: Callable[[Path], str | None]) -> None:
+        self.reader = reader
+        self.open_text = open_text
+
+    def plan(self, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[ProposedChange], list[int | ToolRefused]]:
+        """The changes one step's write calls ask for, one per file (a later call on a file builds on
+        the earlier ones), and for each call the index of its file's change or why it was refused."""
+        changes: list[ProposedChange] = []
+        at: dict[Path, int] = {}
+        out: list[int | ToolRefused] = []
+        for name, arguments in calls:
+            try:
+                change = self.propose(name, arguments, {c.file: c.after for c in changes})
+            except ToolRefused as exc:
+                out.append(exc)
+                continue
+            if change.file in at:
+                k = at[change.file]
+                changes[k] = ProposedChange(change.rel, change.file, changes[k].before, change.after)
+            else:
+                at[change.file] = len(changes)
+                changes.append(change)
+            out.append(at[change.file])
+        return changes, out
+
+    def propose(self, name: str, arguments: dict[str, Any], pending: dict[Path, str] | None = None) -> ProposedChange:
+        """The change one call asks for (on top of `pending`: texts earlier calls of the step
+        proposed), or ToolRefused (the message is for the model)."""
+        pending = pending or {}
+        path = arguments.get("path")
+        if name == "write_file":
+            content = arguments.get("content")
+            if not isinstance(content, str):
+                raise ToolRefused("write_file needs `content`: the file's whole new text")
+            rel, file = self._target(path, may_be_new=True)
+            before = pending.get(file, self._current(file) if file.exists() else None)
+            return self._change(rel, file, before, content)
+        if name == "edit_file":
+            old, new = arguments.get("old_text"), arguments.get("new_text")
+            if not isinstance(old, str) or not old.strip() or not isinstance(new, str):
+                raise ToolRefused("edit_file needs `old_text` (the lines to replace, as the file has them) and `new_text`")
+            rel, file = self._target(path, may_be_new=True)  # (new: created by an earlier call of the step)
+            if file not in pending and not file.exists():
+                raise ToolRefused(f"{path} is not a file of the workspace: list_files shows what there is")
+            before = pending[file] if file in pending else self._current(file)
+            return self._change(rel, file, before, replace_once(before, old, new, rel))
+        raise ToolRefused(f"there is no tool {name!r}")
+
+    def _change(self, rel: str, file: Path, before: str | None, after: str) -> ProposedChange:
+        if len(after) > MAX_WRITE_CHARS:
+            raise ToolRefused(f"that text is too long to write ({len(after)} characters; at most {MAX_WRITE_CHARS})")
+        if before is not None and after == before:
+            raise ToolRefused(f"that changes nothing in {rel}")
+        return ProposedChange(rel, file, before, after)
+
+    def _target(self, path: Any, may_be_new: bool) -> tuple[str, Path]:
+        try:
+            root, file = self.reader.resolve(path)
+        except ToolRefused:
+            if not may_be_new:
+                raise
+            root, file = self._new_file(path)
+        self.reader.readable(file)
+        if file.exists() and not file.is_file():
+            raise ToolRefused(f"{path} is a folder: name a file")
+        rel = file.relative_to(root).as_posix()
+        return rel if len(self.reader.roots) == 1 else f"{root.name}/{rel}", file
+
+    def _new_file(self, path: Any) -> tuple[Path, Path]:
+        """A file that does not exist yet, in the first workspace folder; refused when its path (or a
+        folder on the way, through a link) leads out."""
+        if not isinstance(path, str) or not path.strip() or not self.reader.roots:
+            raise ToolRefused("give the path of the file, relative to the workspace folder")
+        rel = path.strip().replace("\\", "/")
+        while rel.startswith("./"):
+            rel = rel[2:]
+        root = self.reader.roots[0]
+        if rel.startswith("/") or ":" in rel.split("/", 1)[0] or ".." in Path(rel).parts:
+            raise ToolRefused(f"{path} is outside the workspace: the agent writes only inside it")
+        file = root / rel
+        if os.path.lexists(file):  # it exists, yet resolve() refused it: a link that leads out
+            raise ToolRefused(f"{path} leads outside the workspace: the agent writes only inside it")
+        real_root = root.resolve()
+        parent = file.parent
+        while not parent.exists():  # the nearest folder that exists must be inside the workspace
+            parent = parent.parent
+        if parent.resolve() != real_root and real_root not in parent.resolve().parents:
+            raise ToolRefused(f"{path} leads outside the workspace: the agent writes only inside it")
+        return root, file
+
+    def _current(self, file: Path) -> str:
+        text = self.open_text(file)
+        if text is not None:
+            return text
+        if file.stat().st_size > MAX_FILE_BYTES:
+            raise ToolRefused(f"{file.name} is too large to change here")
+        try:
+            return file.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            raise ToolRefused(f"{file.name} is not a text file") from None
+
+
+def replace_once(text: str, old: str, new: str, rel: str) -> str:
+    """`text` with `old` replaced by `new`: an exact match that occurs once, else the lines of `old`
+    matched ignoring their indentation and trailing blanks (a model often re-indents what it copies),
+    `new` then re-indented by the difference. Refused when not found, or found more than once."""
+    count = text.count(old)
+    if count == 1:
+        return text.replace(old, new, 1)
+    if count > 1:
+        raise ToolRefused(f"old_text occurs {count} times in {rel}: include lines around it so it names one place")
+    lines = text.split("\n")
+    want = [s.strip() for s in old.strip("\n").split("\n")]
+    while want and not want[-1]:
+        want.pop()
+    found = [i for i in range(len(lines) - len(want) + 1)
+             if all(lines[i + k].strip() == w for k, w in enumerate(want))]
+    if not found:
+        raise ToolRefused(f"old_text is not in {rel}: read_file shows its lines as they are now; copy them exactly")
+    if len(found) > 1:
+        raise ToolRefused(f"old_text occurs {len(found)} times in {rel}: include lines around it so it names one place")
+    i = found[0]
+    first_old = next(s for s in old.strip("\n").split("\n") if s.strip())
+    have = _indent(lines[i])
+    gave = _indent(first_old)
+    new_lines = new.strip("\n").split("\n") if new.strip() else []
+    shifted = [_reindent(s, gave, have) for s in new_lines]
+    return "\n".join(lines[:i] + shifted + lines[i + len(want):])
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _reindent(line: str, gave: str, have: str) -> str:
+    if not line.strip():
+        return ""
+    return have + line[len(gave):] if line.startswith(gave) else have + line.lstrip()
+
+
+# -- the proposal as LSP sees it ---------------------------------------------------------------
+def workspace_edit(changes: list[ProposedChange], label: str) -> types.WorkspaceEdit:
+    """One edit per changed hunk (the preview gives each file and each hunk its checkbox), each
+    annotated as needing the user's confirmation; a new file is created first (annotated too)."""
+    annotation = types.ChangeAnnotation(label=label, needs_confirmation=True,
+                                        description="proposed by Kestrel's agent: review before keeping")
+    out: list[Any] = []
+    for change in changes:
+        if change.before is None:
+            out.append(types.CreateFile(uri=change.uri, annotation_id=ANNOTATION,
+                                        options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)))
+        edits: list[types.TextEdit | types.AnnotatedTextEdit] = [
+            types.AnnotatedTextEdit(range=r, new_text=t, annotation_id=ANNOTATION) for r, t in hunks(change.before or "", change.after)]
+        out.append(types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=change.uri, version=None), edits=edits))
+    return types.WorkspaceEdit(document_changes=out, change_annotations={ANNOTATION: annotation})
+
+
+def hunks(before: str, after: str) -> list[tuple[types.Range, str]]:
+    """The line ranges of `before` that change, with their new text (whole lines, no context)."""
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        start = _position(old, i1)
+        end = _position(old, i2)
+        out.append((types.Range(start=start, end=end), "".join(new[j1:j2])))
+    return out
+
+
+def _position(lines: list[str], index: int) -> types.Position:
+    """The start of line `index` (past the end: the end of the text)."""
+    if index < len(lines):
+        return types.Position(line=index, character=0)
+    if not lines:
+        return types.Position(line=0, character=0)
+    last = lines[-1]
+    if last.endswith("\n"):
+        return types.Position(line=len(lines), character=0)
+    return types.Position(line=len(lines) - 1, character=len(last))
+
+
+def outcome(change: ProposedChange, applied: bool, now: str | None) -> ToolResult:
+    """What the model is told after the user's review. `now` is the file's text after it (None: it
+    cannot be read; then the client's `applied` is taken for the whole change)."""
+    verb = "created" if change.before is None else "changed"
+    if not applied or (now is not None and now == (change.before or "") and now != change.after):
+        return ToolResult(False, f"The user rejected this change to {change.rel}: it was not made. "
+                                 "Do not make it again unless the user asks for it.")
+    if now is None or now == change.after:
+        return ToolResult(True, f"The user accepted the change: {change.rel} {verb} "
+                                f"({_lines_changed(change.before or '', change.after)}).")
+    return ToolResult(True, f"The user kept only part of this change to {change.rel}: the parts left out were "
+                            "rejected; do not make them again unless asked. read_file shows the file as it is now.")
+
+
+def _lines_changed(before: str, after: str) -> str:
+    added = removed = 0
+    for line in difflib.ndiff(before.splitlines(), after.splitlines()):
+        added += line.startswith("+ ")
+        removed += line.startswith("- ")
+    return f"+{added} -{removed} lines"
+
+
+def client_can_review(capabilities: types.ClientCapabilities | None) -> bool:
+    """The client applies workspace edits and honours change annotations (so it asks before keeping
+    them), with versioned document changes and file creation."""
+    ws = capabilities.workspace if capabilities else None
+    edit = ws.workspace_edit if ws else None
+    if not (ws and ws.apply_edit and edit and edit.document_changes and edit.change_annotation_support):
+        return False
+    return types.ResourceOperationKind.Create in (edit.resource_operations or [])

@@ -109,10 +109,13 @@ class Editor:
     def __init__(self, client, keep) -> None:
         self.proposals: list[types.ApplyWorkspaceEditParams] = []
         self.keep = keep
+        self.before = lambda: None
+        self.heard: list = []
         client.feature(types.WORKSPACE_APPLY_EDIT)(lambda params: self.apply(params))
 
     def apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         self.proposals.append(params)
+        self.heard.append(self.before())
         if self.keep is False:
             return types.ApplyWorkspaceEditResult(applied=False)
         for change in params.edit.document_changes:
@@ -142,9 +145,13 @@ async def test_an_accepted_change_is_made_through_the_editor_and_the_model_is_to
     root = project(tmp_path / "ws")
     mock.configure(text=EDIT, rules=[{"match": "The user accepted the change", "text": "Done: parse_due strips."}])
     async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        reviews: list = []
+        client.feature("kestrel/agentReview")(lambda p: reviews.append((p.id, p.files)))
         editor = Editor(client, keep=True)
+        editor.before = lambda: list(reviews)  # what the client had heard when the review opened
         result = await client.protocol.send_request_async(
             "kestrel/agent", {"id": "w1", "prompt": "make parse_due strip", "allowWrites": True})
+        assert editor.heard == [[("w1", ["tasky/utils.py"])]]  # told before the review, so it can say where to look
         assert result.text == "Done: parse_due strips." and not getattr(result, "error", None)
         assert (root / "tasky" / "utils.py").read_text() == UTILS_AFTER
         [proposal] = editor.proposals

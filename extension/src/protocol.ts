@@ -108,6 +108,11 @@ export interface AgentStepParams {
   calls: AgentToolCall[];
 }
 
+export interface AgentReviewParams {
+  id: string;
+  files: string[];
+}
+
 export interface AgentResult {
   id: string;
   text: string;
@@ -257,6 +262,7 @@ export interface ServerNotifications {
   "kestrel/editDelta": StreamDelta;
   "kestrel/chatSources": ChatSourcesParams;
   "kestrel/agentStep": AgentStepParams;
+  "kestrel/agentReview": AgentReviewParams;
 }
 
 /** What sends to and listens to the server: the language client, or a fake in tests. */

@@ -132,6 +132,12 @@ class AgentStepParams:
 
 
 @attrs.define(kw_only=True)
+class AgentReviewParams:
+    id: str  # the agent run
+    files: list[str]  # the workspace files whose proposed changes wait for the user's review, as the model named them
+
+
+@attrs.define(kw_only=True)
 class AgentResult:
     id: str
     text: str  # the final answer (with a stop, an error or the step limit: the last step's text)
@@ -334,10 +340,11 @@ EDIT_DELTA = Notification("kestrel/editDelta", StreamDelta)
 CHAT_SOURCES = Notification("kestrel/chatSources", ChatSourcesParams)
 AGENT = Request("kestrel/agent", AgentParams, AgentResult, AgentResult.refused)
 AGENT_STEP = Notification("kestrel/agentStep", AgentStepParams)
+AGENT_REVIEW = Notification("kestrel/agentReview", AgentReviewParams)
 
 REQUESTS = (CHAT, STEER, STOP_CHAT, EDIT, NEXT_EDIT, GET_STATUS, DIAGNOSTICS, COMPLETION_CONTEXT, AGENT)
 NOTIFICATIONS = (SET_API_KEY, STATUS, CHAT_DELTA, CHAT_STEERED, CHAT_RESUMED, EDIT_STARTED, EDIT_DELTA,
-                 CHAT_SOURCES, AGENT_STEP)
+                 CHAT_SOURCES, AGENT_STEP, AGENT_REVIEW)
 
 
 # -- converting --------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 // them as one workspace/applyEdit whose every edit needs confirmation, so VS Code opens its Refactor
 // Preview with both files, each unticked. invoice.py is ticked, utils.py left out, Apply. Checked:
 // nothing changed before Apply; after it invoice.py holds the new rate (saved: on disk) and utils.py
-// is untouched; the step lists "kept" and "rejected"; the model's next request says the user accepted
+// is untouched; while the preview waits the turn points at it (not the calls the model wrote); the
+// step lists "kept" and "rejected"; the model's next request says the user accepted
 // invoice.py and rejected utils.py (do not make it again). Leaves invoice.py as found (one undo).
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -48,6 +49,12 @@ export default async function agentWrites(t) {
     if (checks[`${file} ticked at first`] !== "false") throw new Error(`${file} starts ticked: an agent's change must be confirmed`);
   }
   if (read("invoice.py") !== original.invoice || read("utils.py") !== original.utils) throw new Error("a file changed before the user applied anything");
+  // The chat turn says where its answer waits, and no longer shows the calls the model wrote.
+  const live = frame.locator("#transcript .turn.assistant.streaming").last();
+  await waitFor("the turn to point at the Refactor Preview", async () => squash(await live.innerText().catch(() => "")).includes("review them in the Refactor Preview"), 10_000, 100);
+  const liveText = squash(await live.innerText());
+  if (liveText.includes("tool_call") || liveText.includes('"edit_file"')) throw new Error(`the turn still shows the tool calls: ${liveText.slice(0, 300)}`);
+  checks.whileReviewing = liveText.slice(0, 200);
 
   // 2. Tick invoice.py, leave utils.py out, Apply.
   const invoiceBox = fileRow("invoice.py").locator(".edit-checkbox");

@@ -470,6 +470,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         recorder.sources(running.sources);
         this.post({ type: "sources", sources: running.sources, searchMs: 0 });
       }));
+      // Changes proposed: VS Code's Refactor Preview waits for the user; the turn says so.
+      subs.push(onNotification(client, "kestrel/agentReview", (p) => {
+        if (p.id !== id || !Array.isArray(p.files)) return;
+        deltas.flush();
+        this.post({ type: "agentReview", files: p.files });
+      }));
     }
     const answer = forAgent
       // Writes (each proposed in VS Code's Refactor Preview) only in a workspace the user trusts.

@@ -67,7 +67,7 @@ class AgentFeature:
             # Writes only where the client asked for them (VS Code: a trusted workspace) and asks the user
             # before keeping an edit (change annotations that need confirmation).
             may_write = bool(params.allow_writes) and client_can_review(core.server.client_capabilities)
-            write = self._proposer(WorkspaceWriter(reader, self._open_text)) if may_write else None
+            write = self._proposer(run_id, WorkspaceWriter(reader, self._open_text)) if may_write else None
             result = await run_agent(run, provider, core.chat_engine, messages, reader,
                                      core.notify, steps, cap or None, native=native, write=write)
         finally:  # also when the run raised or was cancelled: the status bar must not stay busy
@@ -79,7 +79,7 @@ class AgentFeature:
     def _open_text(self, file: Path) -> str | None:
         return self.core.documents.text(file.as_uri())
 
-    def _proposer(self, writer: WorkspaceWriter) -> Callable[[list[ToolCall]], Awaitable[list[ToolResult]]]:
+    def _proposer(self, run_id: str, writer: WorkspaceWriter) -> Callable[[list[ToolCall]], Awaitable[list[ToolResult]]]:
         """A step's write calls → their changes proposed to the user together (one `workspace/applyEdit`,
         every hunk needing confirmation) → what they kept of each file, told to the model per call."""
         from ..agent.read_tools import ToolResult
@@ -91,6 +91,8 @@ class AgentFeature:
             if changes:
                 verb = "create" if all(c.before is None for c in changes) else "change"
                 label = f"Kestrel agent: {verb} {', '.join(c.rel for c in changes)}"
+                # The step's text (its calls) is done with; the client says where the user's answer is awaited.
+                self.core.notify("kestrel/agentReview", {"id": run_id, "files": [c.rel for c in changes]})
                 try:
                     answer = await self.core.server.workspace_apply_edit_async(
                         types.ApplyWorkspaceEditParams(edit=workspace_edit(changes, label), label=label))

@@ -382,6 +382,12 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       requestPending = false;
       if (!busy) setBusy(true);
       return (view.live ?? view.startLive()).step(msg.lines);
+    case "agentReview":
+      requestPending = false;
+      if (!busy) setBusy(true);
+      (view.live ?? view.startLive()).review(msg.files);
+      announcer.say("Kestrel proposes changes: review them in the Refactor Preview");
+      return;
     case "sources":
       requestPending = false;
       if (!busy) setBusy(true);

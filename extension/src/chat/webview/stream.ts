@@ -101,6 +101,14 @@ export class LiveTurn {
     this.rebuild();
   }
 
+  /** The step's changes wait in the Refactor Preview: its text (the calls) gives way to where to look. */
+  review(files: string[]): void {
+    this.flush();
+    this.text = `*Proposed changes to ${files.map((f) => `\`${f}\``).join(", ")}: review them in the Refactor Preview ` +
+      "(tick what to keep, then Apply; Discard keeps nothing).*";
+    this.rebuild();
+  }
+
   steer(mark: SteerMark): void {
     this.flush();
     this.steers.push(mark);

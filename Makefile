@@ -73,6 +73,10 @@ bench: setup
 # the bfcl-eval wheel pip-downloaded once for its data and AST checker), the endpoint's native tool calling
 # vs Kestrel's reading of the same answer vs Kestrel's text protocol (~15 min with the 0.5B); writes
 # bench/AGENT.md. TOOLS=none skips it (so does ONLY=...).
+# Then edits from a request (bench/polyglot/, issue 29): Aider's polyglot benchmark, its 34 Python
+# exercises (kept in bench/data/polyglot), request -> answer applied -> the exercise's tests, a second try
+# with the test output; raw in Aider's whole-file format vs Kestrel's inline edit over the file (~70 min with
+# the 0.5B); prints its table (bench/AGENT.md has it by hand). POLYGLOT=none skips it (so does ONLY=...).
 # BASE_URL=<OpenAI-compatible .../v1> MODEL_NAME=<id> runs only the repository set against that endpoint
 # (a Qwen2.5-Coder-family model; its key from OPENAI_API_KEY) instead of the local llama.cpp.
 .PHONY: eval
@@ -86,6 +90,7 @@ eval: setup
 	$(if $(ONLY)$(BASE_URL)$(filter none,$(CODEBASE)),,$(PY) -m bench.codebase_qa)
 	$(if $(ONLY)$(BASE_URL)$(filter none,$(CODEBASE)),,$(PY) -m bench.codebase_qa.answers --systems file-only,kestrel,agent $(if $(MODEL),--model-path "$(MODEL)",))
 	$(if $(ONLY)$(BASE_URL)$(filter none,$(TOOLS)),,$(PY) -m bench.tool_calls $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",))
+	$(if $(ONLY)$(BASE_URL)$(filter none,$(POLYGLOT)),,$(PY) -m bench.polyglot $(if $(MODEL),--model-path "$(MODEL)",))
 
 # The full 30-minute soak (make test runs an 8-second version of the same test).
 soak: setup

@@ -1,0 +1,3 @@
+class PhoneNumber:
+    def __init__(self, number):
+        pass

@@ -1,0 +1,3 @@
+class Robot:
+    def __init__(self):
+        pass

@@ -50,6 +50,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       executeCommand: trust.guardCommands(explainInChat(chat)),
       resolveCodeAction: trust.resolveCodeAction,
       provideInlineCompletionItems: completions.provideInlineCompletionItems,
+      // The agent's proposed changes: recorded on the answer with a checkpoint (chat/agentApply.ts).
+      workspace: { handleApplyEdit: chat.handleApplyEdit },
     },
     notInstalled: (python, problem) => void installer.offer(python, problem),
   });

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { agentMessages, asChatResult, stepLines, stepSources } from "../src/chat/agent";
+import { AGENT_ANNOTATION, isAgentEdit, keptOf, mergeOutcomes, plannedFiles } from "../src/chat/agentApply";
 import { AGENT_URI, parseMarkers, parseMentionUri } from "../src/chat/mentions";
 
 describe("#agent", () => {
@@ -66,5 +67,51 @@ describe("#agent", () => {
   it("is a marker and a mention the picker can write", () => {
     expect(parseMarkers("find it #agent please").map((m) => m.kind)).toEqual(["agent"]);
     expect(parseMentionUri(AGENT_URI)).toEqual({ scheme: "agent" });
+  });
+});
+
+describe("the agent's changes as the client applies them", () => {
+  const edit = (uri: string, newText: string, line = 0) => ({
+    textDocument: { uri, version: null },
+    edits: [{ range: { start: { line, character: 0 }, end: { line: line + 1, character: 0 } }, newText, annotationId: AGENT_ANNOTATION }],
+  });
+
+  it("is the edit that carries the agent's annotation", () => {
+    expect(isAgentEdit({ edit: { changeAnnotations: { [AGENT_ANNOTATION]: { label: "x", needsConfirmation: true } } } })).toBe(true);
+    expect(isAgentEdit({ label: "Kestrel fix", edit: { changes: {} } })).toBe(false);
+  });
+
+  it("knows each file's text before and as proposed, a created file as new", async () => {
+    const texts: Record<string, string> = { "file:///w/a.py": "x = 1\ny = 2\n" };
+    const planned = await plannedFiles({ documentChanges: [
+      edit("file:///w/a.py", "x = 10\n"),
+      { kind: "create", uri: "file:///w/n.py", annotationId: AGENT_ANNOTATION },
+      { textDocument: { uri: "file:///w/n.py", version: null }, edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: "n = 1\n" }] },
+    ] }, async (uri) => texts[uri]);
+    expect(planned).toEqual([
+      { uri: "file:///w/a.py", path: "file:///w/a.py", before: "x = 1\ny = 2\n", after: "x = 10\ny = 2\n" },
+      { uri: "file:///w/n.py", path: "file:///w/n.py", before: null, after: "n = 1\n" },
+    ]);
+  });
+
+  it("counts a file as kept when it no longer reads as before, as left out otherwise", () => {
+    const planned = [
+      { uri: "u:a", path: "u:a", before: "a\n", after: "A\n" },
+      { uri: "u:b", path: "u:b", before: "b\n", after: "B\n" },
+      { uri: "u:n", path: "u:n", before: null, after: "n\n" },
+      { uri: "u:p", path: "u:p", before: "p\nq\n", after: "P\nQ\n" },
+    ];
+    const now: Record<string, string | undefined> = { "u:a": "A\n", "u:b": "b\n", "u:n": undefined, "u:p": "P\nq\n" };
+    const kept = keptOf(planned, (u) => now[u], (u) => u.slice(2) + ".py");
+    expect(kept.applied.map((f) => [f.path, f.after])).toEqual([["a.py", "A\n"], ["p.py", "P\nq\n"]]);
+    expect(kept.left).toEqual(["b.py", "n.py"]);
+  });
+
+  it("merges two batches of one answer: the first text each file had is what a restore puts back", () => {
+    const first = { applied: [{ uri: "u:a", path: "a.py", before: "0\n", after: "1\n" }], left: ["b.py"] };
+    const second = { applied: [{ uri: "u:a", path: "a.py", before: "1\n", after: "2\n" }, { uri: "u:b", path: "b.py", before: "b\n", after: "B\n" }], left: [] };
+    expect(mergeOutcomes(first, second)).toEqual({
+      applied: [{ uri: "u:a", path: "a.py", before: "0\n", after: "2\n" }, { uri: "u:b", path: "b.py", before: "b\n", after: "B\n" }], left: [] });
+    expect(mergeOutcomes(undefined, first)).toBe(first);
   });
 });

@@ -5,7 +5,8 @@
 // nothing changed before Apply; after it invoice.py holds the new rate (saved: on disk) and utils.py
 // is untouched; while the preview waits the turn points at it (not the calls the model wrote); the
 // step lists "kept" and "rejected"; the model's next request says the user accepted
-// invoice.py and rejected utils.py (do not make it again). Leaves invoice.py as found (one undo).
+// invoice.py and rejected utils.py (do not make it again); the answer records "Applied to invoice.py ·
+// left out utils.py" and its Restore (confirmed) puts invoice.py back, which leaves it as found.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { answered, chatFrame, chatRequests, leaveAsFound, openChat } from "../lib/chat.mjs";
@@ -91,9 +92,20 @@ export default async function agentWrites(t) {
   await saveUntil(expected, "invoice.py with the kept change, saved");
   if (read("utils.py") !== original.utils) throw new Error(`utils.py, left out, changed:\n${read("utils.py")}`);
   checks.onDisk = "invoice.py changed, utils.py untouched";
-  await page.keyboard.press("Control+Z");
-  await saveUntil(original.invoice, "one undo to put invoice.py back");
-  log(`agent writes: Refactor Preview with both files unticked; invoice.py kept, utils.py left out; the model was told; steps ${lines.join(" | ")}`);
+
+  // 5. The answer records what was kept, with a checkpoint: Restore (confirmed) puts invoice.py back.
+  const appliedRow = turn.locator(".applied");
+  await waitFor("the answer's record of the agent's changes", async () => squash(await appliedRow.textContent().catch(() => "")).includes("Applied to invoice.py · left out utils.py"), 15_000, 100);
+  checks.record = squash(await appliedRow.textContent());
+  await appliedRow.locator("button.restore").click();
+  const dialog = page.locator(".monaco-dialog-box", { hasText: "Restore invoice.py to before the agent's changes?" });
+  await dialog.waitFor({ timeout: 20_000 });
+  await dialog.getByRole("button", { name: "Restore", exact: true }).click();
+  await saveUntil(original.invoice, "Restore to put invoice.py back as before the agent's changes");
+  await waitFor("the answer to say it was restored", async () => squash(await appliedRow.textContent().catch(() => "")).startsWith("Restored invoice.py"), 15_000, 100);
+  if (read("utils.py") !== original.utils) throw new Error("Restore changed utils.py, which was left out");
+  checks.restored = true;
+  log(`agent writes: Refactor Preview with both files unticked; invoice.py kept, utils.py left out; the model was told; steps ${lines.join(" | ")}; recorded and restored`);
   if (await page.locator(".part.panel").isVisible()) await page.keyboard.press("Control+J");
   await leaveAsFound(t, frame, "invoice.py");
 }

@@ -15,7 +15,7 @@
  */
 import * as vscode from "vscode";
 import { randomBytes } from "node:crypto";
-import type { Chip, CodeBlock, Conversation, Effort, FromWebview, Mention, ModelInfo, QueuedMessage, SteerMark, ToWebview, Turn } from "./protocol";
+import type { AppliedRecord, Chip, CodeBlock, Conversation, Effort, FromWebview, Mention, ModelInfo, QueuedMessage, SteerMark, ToWebview, Turn } from "./protocol";
 import { AnswerRecorder, ConversationStore, appendTurn, newConversation, toMessages } from "./transcript";
 import { contextFor, currentChips, watchAttachables } from "./context";
 import { chatPage } from "./html";
@@ -30,6 +30,9 @@ import { parseMarkers } from "./mentions";
 import { isSecretPath } from "../secretFiles";
 import { onNotification, request, type ChatMessage, type SourceRef } from "../protocol";
 import { CheckpointStore, appliedRecord, withApplied } from "./checkpoints";
+import { isAgentEdit, keptOf, mergeOutcomes, plannedFiles } from "./agentApply";
+import { currentText, type ApplyOutcome } from "./review";
+import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditRequest, ApplyWorkspaceEditResult } from "vscode-languageclient";
 import { agentMessages, asChatResult, stepLines, stepSources } from "./agent";
 
 /** A workspace-relative path as a `file:` URI in the first workspace folder that has it (as the agent read it). */
@@ -58,6 +61,8 @@ interface RunningAnswer {
   recorder: AnswerRecorder;
   sources?: SourceRef[];
   searchMs?: number;
+  /** The agent's changes the user kept (and left out) so far in this answer (agentApply.ts). */
+  agentApplied?: ApplyOutcome;
 }
 
 const CURRENT_KEY = "kestrel.chat.current";
@@ -294,13 +299,36 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private async applyAll(blocks: CodeBlock[], index: number): Promise<void> {
     const outcome = await this.actions.applyAll(blocks);
     if (!outcome) return;
-    const checkpoint = await this.checkpoints.save(outcome.applied);
-    const updated = withApplied(this.conversation, index, appliedRecord(outcome, checkpoint));
+    const updated = withApplied(this.conversation, index, await this.recordApplied(outcome));
     if (!updated) return;
     this.conversation = updated;
     await this.store.save(updated);
     this.pushState();
   }
+
+  private async recordApplied(outcome: ApplyOutcome, by?: "agent"): Promise<AppliedRecord> {
+    const record = appliedRecord(outcome, outcome.applied.length ? await this.checkpoints.save(outcome.applied) : undefined);
+    return by ? { ...record, by } : record;
+  }
+
+  /**
+   * The language client's `workspace.handleApplyEdit` middleware: the agent's proposals (annotated
+   * `kestrel-agent`) go through as any edit does (the Refactor Preview asks), then what the user kept
+   * is read back and kept for the running answer's record; any other edit passes untouched.
+   */
+  readonly handleApplyEdit = async (params: ApplyWorkspaceEditParams, next: ApplyWorkspaceEditRequest.HandlerSignature): Promise<ApplyWorkspaceEditResult> => {
+    const token = new vscode.CancellationTokenSource().token;
+    if (!isAgentEdit(params)) return (await next(params, token)) as ApplyWorkspaceEditResult;
+    const planned = await plannedFiles(params.edit, (uri) => currentText(vscode.Uri.parse(uri)));
+    const result = (await next(params, token)) as ApplyWorkspaceEditResult;
+    const running = this.running;
+    if (!result.applied || !running) return result;
+    const now = new Map<string, string | undefined>();
+    for (const f of planned) now.set(f.uri, await currentText(vscode.Uri.parse(f.uri)));
+    const kept = keptOf(planned, (uri) => now.get(uri), (uri) => vscode.workspace.asRelativePath(vscode.Uri.parse(uri), false));
+    running.agentApplied = mergeOutcomes(running.agentApplied, kept);
+    return result;
+  };
 
   /** Restore: the files of the answer's Apply all back as they were before it (after a confirmation). */
   private async restore(index: number): Promise<void> {
@@ -311,7 +339,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       void vscode.window.showWarningMessage("Kestrel: this Apply all has no checkpoint to restore (it was too large to keep); use Undo in each file.");
       return;
     }
-    if (!(await this.actions.restore(files))) return;
+    if (!(await this.actions.restore(files, applied.by === "agent" ? "the agent's changes" : "Apply all"))) return;
     await this.checkpoints.drop(applied.checkpoint!);
     const updated = withApplied(this.conversation, index, { ...applied, checkpoint: undefined, restored: true });
     if (!updated) return;
@@ -498,10 +526,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       if (result.citations?.length) turn.citations = result.citations;
       if (result.inventedCitations?.length) turn.inventedCitations = result.inventedCitations;
       if (recorder.steps.length) turn.steps = recorder.steps;
+      if (running.agentApplied) turn.applied = await this.recordApplied(running.agentApplied, "agent");
     } catch (err) {
       turn = { role: "assistant", text: recorder.received, error: String((err as Error)?.message ?? err) };
       if (running.sources?.length) turn.sources = running.sources;
       if (recorder.steps.length) turn.steps = recorder.steps;
+      if (running.agentApplied) turn.applied = await this.recordApplied(running.agentApplied, "agent");
     } finally {
       subs.forEach((s) => s.dispose());
       deltas.flush();

@@ -44,6 +44,8 @@ export interface AppliedRecord {
   /** The key of the files' contents before Apply all (absent: too large to keep, no restore). */
   checkpoint?: string;
   restored?: boolean;
+  /** "agent": the agent's changes kept in the Refactor Preview (else Apply all). */
+  by?: "agent";
 }
 
 export interface Conversation {

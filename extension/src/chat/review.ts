@@ -28,7 +28,7 @@ export interface ApplyOutcome {
 }
 
 /** A file's text as the editor has it (an open document, saved or not), else on disk; undefined: no file. */
-async function currentText(uri: vscode.Uri): Promise<string | undefined> {
+export async function currentText(uri: vscode.Uri): Promise<string | undefined> {
   const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
   if (open) return open.getText();
   try {
@@ -281,7 +281,7 @@ export class BlockActions implements vscode.Disposable {
    * deleted), as one WorkspaceEdit, after a confirmation that names the files and says which changed
    * since. False when the user cancels.
    */
-  async restore(files: AppliedFile[]): Promise<boolean> {
+  async restore(files: AppliedFile[], what = "Apply all"): Promise<boolean> {
     const changed: string[] = [];
     const edit = new vscode.WorkspaceEdit();
     for (const f of files) {
@@ -301,8 +301,8 @@ export class BlockActions implements vscode.Disposable {
       edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(now.length)), f.before);
     }
     const names = files.map((f) => f.path).join(", ");
-    const detail = changed.length ? `${changed.join(", ")} changed since Apply all: those changes are undone too.` : undefined;
-    const choice = await vscode.window.showWarningMessage(`Restore ${names} to before Apply all?`, { modal: true, detail }, "Restore");
+    const detail = changed.length ? `${changed.join(", ")} changed since ${what}: those changes are undone too.` : undefined;
+    const choice = await vscode.window.showWarningMessage(`Restore ${names} to before ${what}?`, { modal: true, detail }, "Restore");
     if (choice !== "Restore") return false;
     return vscode.workspace.applyEdit(edit);
   }

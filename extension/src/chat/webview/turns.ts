@@ -136,20 +136,25 @@ export function fillAssistant(article: HTMLElement, turn: Turn, md: MarkdownIt, 
   if (turn.applied) article.appendChild(appliedRow(turn.applied));
 }
 
-/** After Apply all: what was applied and left out, and Restore (the files as they were before). */
+/** After Apply all or the agent's changes: what was applied and left out, and Restore (the files as they were before). */
 function appliedRow(applied: AppliedRecord): HTMLElement {
   const row = element("div", "applied");
   row.setAttribute("role", "note");
+  const what = applied.by === "agent" ? "the agent's changes" : "Apply all";
   const left = applied.left.length ? ` · left out ${applied.left.join(", ")}` : "";
   if (applied.restored) {
-    row.textContent = `Restored ${applied.files.join(", ")} to before Apply all${left}`;
+    row.textContent = `Restored ${applied.files.join(", ")} to before ${what}${left}`;
+    return row;
+  }
+  if (!applied.files.length) {
+    row.textContent = `Left out ${applied.left.join(", ")}`;
     return row;
   }
   row.append(element("span", "applied-text", `Applied to ${applied.files.join(", ")}${left}`));
   if (applied.checkpoint) {
     const b = element("button", "restore", "Restore");
     b.type = "button";
-    b.title = `Put ${applied.files.join(", ")} back as they were before Apply all`;
+    b.title = `Put ${applied.files.join(", ")} back as they were before ${what}`;
     row.append(b);
   }
   return row;

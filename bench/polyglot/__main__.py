@@ -60,7 +60,9 @@ def _try(ans: Answer, passed: bool, output: str, summary: str) -> dict[str, Any]
     return out
 
 
-async def run(model_path: str | None, limit: int | None, kestrel_src: str | None, logs: Path) -> dict[str, Any]:
+async def run(model_path: str | None, limit: int | None, kestrel_src: str | None, out: Path) -> dict[str, Any]:
+    """Every exercise through both systems; the JSON is rewritten after each exercise (a run cut short
+    keeps what it finished, `"complete": false`)."""
     from bench.edit_quality.lsp import EditSession
     from bench.quality.runner import kestrel_source, machine, resolve
     from kestrel.local.runtime import LocalModelServer
@@ -73,8 +75,10 @@ async def run(model_path: str | None, limit: int | None, kestrel_src: str | None
     _say(f"polyglot: starting llama.cpp with {model.path} ...")
     await server.start()
     raw = RawWhole(server.base_url, model.name)
-    kest = EditSession(server.base_url, model.name, logs / "polyglot-server.log", None, kestrel_src)
-    records = []
+    kest = EditSession(server.base_url, model.name, out.parent / "polyglot-server.log", None, kestrel_src)
+    records: list[dict[str, Any]] = []
+    doc: dict[str, Any] = {"model": model.name, "model_path": str(model.path), "kestrel": source, "machine": machine(),
+                           "n_ctx": N_CTX, "complete": False, "records": records}
     try:
         await kest.start()
         for k, ex in enumerate(todo):
@@ -83,14 +87,14 @@ async def run(model_path: str | None, limit: int | None, kestrel_src: str | None
             for name in order:
                 rec[name] = await _system(name, ex, raw, kest)
             records.append(rec)
+            out.write_text(json.dumps({**doc, "wall_seconds": round(time.perf_counter() - t_start, 1)}, indent=1))
             _say(f"polyglot: {k + 1}/{len(todo)} {ex.name}: raw {_mark(rec['raw'])}, kestrel {_mark(rec['kestrel'])}; "
                  f"{time.perf_counter() - t_start:.0f}s")
     finally:
         await kest.stop()
         await raw.close()
         await server.stop()
-    return {"model": model.name, "model_path": str(model.path), "kestrel": source, "machine": machine(),
-            "n_ctx": N_CTX, "wall_seconds": round(time.perf_counter() - t_start, 1), "records": records}
+    return {**doc, "complete": True, "wall_seconds": round(time.perf_counter() - t_start, 1)}
 
 
 def _mark(r: dict[str, Any]) -> str:
@@ -100,7 +104,8 @@ def _mark(r: dict[str, Any]) -> str:
 def report(doc: dict[str, Any]) -> str:
     recs = doc["records"]
     n = len(recs)
-    lines = [f"Model {doc['model']}, {n} exercises, n_ctx {doc['n_ctx']}, wall {doc['wall_seconds']:.0f} s; "
+    cut = "" if doc.get("complete", True) else " (a run cut short: the first exercises only)"
+    lines = [f"Model {doc['model']}, {n} exercises{cut}, n_ctx {doc['n_ctx']}, wall {doc['wall_seconds']:.0f} s; "
              f"Kestrel {doc['kestrel'].get('commit', doc['kestrel']) if isinstance(doc['kestrel'], dict) else doc['kestrel']}.",
              "", "| system | pass@1 | pass@2 | well-formed answers | apply failures | s per exercise p50 / p95 |",
              "|---|---|---|---|---|---|"]
@@ -138,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
         print(report(json.loads(args.report.read_text())))
         return
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    doc = asyncio.run(run(args.model_path, args.limit, args.kestrel_src, args.out.parent))
+    doc = asyncio.run(run(args.model_path, args.limit, args.kestrel_src, args.out))
     args.out.write_text(json.dumps(doc, indent=1))
     print(report(doc))
 

@@ -69,6 +69,9 @@ def test_old_text_is_found_exactly_or_line_by_line_and_the_new_text_keeps_the_fi
     # Copied without its indentation (a model's habit): matched line by line, re-indented.
     assert replace_once(text, "def g(self):\n    return 1\n", "def g(self):\n    return 3\n", "a.py") == \
         "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 3\n"
+    # Copied from read_file with its line numbers.
+    assert replace_once(text, "2:     def f(self):\n3:         return 1", "2:     def f(self):\n3:         return 5", "a.py") == \
+        text.replace("return 1", "return 5", 1)
     with pytest.raises(ToolRefused, match="occurs 2 times"):
         replace_once(text, "return 1", "return 2", "a.py")
     with pytest.raises(ToolRefused, match="is not in a.py"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -161,7 +162,10 @@ class WorkspaceWriter:
 def replace_once(text: str, old: str, new: str, rel: str) -> str:
     """`text` with `old` replaced by `new`: an exact match that occurs once, else the lines of `old`
     matched ignoring their indentation and trailing blanks (a model often re-indents what it copies),
-    `new` then re-indented by the difference. Refused when not found, or found more than once."""
+    `new` then re-indented by the difference. Refused when not found, or found more than once. Lines
+    copied with read_file's numbers (`12: code`) are read without them."""
+    if old not in text and _numbered(old):
+        old, new = _unnumbered(old), _unnumbered(new) if _numbered(new) else new
     count = text.count(old)
     if count == 1:
         return text.replace(old, new, 1)
@@ -184,6 +188,18 @@ def replace_once(text: str, old: str, new: str, rel: str) -> str:
     new_lines = new.strip("\n").split("\n") if new.strip() else []
     shifted = [_reindent(s, gave, have) for s in new_lines]
     return "\n".join(lines[:i] + shifted + lines[i + len(want):])
+
+
+_NUMBERED = re.compile(r"^\d+: ?", re.M)
+
+
+def _numbered(block: str) -> bool:
+    lines = [ln for ln in block.split("\n") if ln.strip()]
+    return bool(lines) and all(_NUMBERED.match(ln) for ln in lines)
+
+
+def _unnumbered(block: str) -> str:
+    return _NUMBERED.sub("", block)
 
 
 def _indent(line: str) -> str:

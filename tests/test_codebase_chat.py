@@ -84,7 +84,7 @@ def ask(question: str, models_attached: bool = True) -> list[dict]:
 
 async def test_a_question_about_unopened_code_sends_its_definition_and_sources_first(mock, tmp_path, cache):
     root = project(tmp_path / "ws")
-    mock.configure(text="It is defined in [tasky/utils.py:5-10] and also [tasky/nowhere.py:1-3].")
+    mock.configure(text="It is defined in [tasky/utils.py:5-10] and also [tasky/nowhere.py:1-3]; see `tasky/dates.py`.")
     async with kestrel(mock_options(mock), env=env_with_cache(cache), workspace=root) as client:
         order: list[str] = []
         sources: list = []
@@ -106,6 +106,7 @@ async def test_a_question_about_unopened_code_sends_its_definition_and_sources_f
         assert [s.path for s in result.sources] == paths
         assert [(c.path, c.range.start.line, c.range.end.line) for c in result.citations] == [("tasky/utils.py", 4, 10)]
         assert result.inventedCitations == ["tasky/nowhere.py"]
+        assert result.inventedPaths == ["tasky/dates.py"]  # a bare path no workspace file has
 
 
 async def test_a_question_whose_code_is_attached_or_names_no_code_is_not_searched(mock, tmp_path, cache):
@@ -198,6 +199,20 @@ def test_citations_name_files_of_the_workspace_only(tmp_path):
     found, invented = codebase.citations(index, "see [tasky/utils.py:5-10], [utils.py:7], [./.env:1] and [src/app.py:1-2]")
     assert [(c["path"], c["range"]["start"]["line"]) for c in found] == [("tasky/utils.py", 4), ("tasky/utils.py", 6)]
     assert invented == ["./.env", "src/app.py"]  # a secret file is not a citable workspace file either
+
+
+def test_paths_written_as_inline_code_that_name_no_workspace_file_are_listed(tmp_path):
+    root = project(tmp_path / "ws")
+    workspace = WorkspaceIndex()
+    workspace.set_roots([str(root)])
+    index = CodebaseIndex(workspace, None)
+    index.refresh()
+    answer = ("`parse_due` is in `tasky/utils.py` (and `utils.py`); dates live in `tasky/dates.py`, settings in "
+              "`.env` and `config.toml`; `os.path` and `self.items` are no paths; [tasky/nowhere.py:3] is a citation.\n"
+              "```python\n# `tasky/fenced.py` inside a code block\n```\nAlso `tasky/dates.py` again.")
+    # (`.env`, a dotfile with no extension, is not read as a path: it is also a secret file, which the
+    # index does not hold, so it would be marked wrongly.)
+    assert codebase.unknown_paths(index, answer) == ["tasky/dates.py", "config.toml"]
 
 
 @pytest.mark.parametrize("suffix,source,expected", [

@@ -68,6 +68,7 @@ export interface ChatResult {
   sources?: SourceRef[];
   citations?: SourceRef[];
   inventedCitations?: string[];
+  inventedPaths?: string[];
 }
 
 export interface SteerParams {

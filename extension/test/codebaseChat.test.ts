@@ -95,6 +95,14 @@ describe("citations in an answer", () => {
     expect(elements(out, "button", "citation")).toHaveLength(2); // the real ones still link
   });
 
+  it("mark, after the result, a path written as inline code that names no workspace file", () => {
+    const out = html("Dates go in `billing/dates.py`; `billing/invoice.py` holds the total.", { sources: [INVOICE], unknownPaths: ["billing/dates.py"] });
+    const marked = elements(out, "code", "path-unknown");
+    expect(marked.map((m) => [m.inner, m.attrs.title])).toEqual([["billing/dates.py", "not a file in this workspace"]]);
+    expect(out).toContain("<code>billing/invoice.py</code>"); // a real file stays plain inline code
+    expect(html("Dates go in `billing/dates.py`.", { sources: [INVOICE] })).not.toContain("path-unknown"); // before the result
+  });
+
   it("link a citation of a file the server resolved although it was not a source", () => {
     const cited = ref("utils.py", 2, 2);
     const out = html("Uses [./utils.py:2].", { sources: [INVOICE], citations: [cited] });

@@ -76,6 +76,7 @@ class ChatResult:
     sources: list[SourceRef] | None = None  # the workspace code put in the prompt (also sent as kestrel/chatSources)
     citations: list[SourceRef] | None = None  # the `[path:L-L]` the answer cited that name workspace files
     invented_citations: list[str] | None = None  # cited paths that name no workspace file (shown struck out)
+    invented_paths: list[str] | None = None  # paths written as inline code that name no workspace file (marked)
 
     @classmethod
     def refused(cls, turn_id: str, error: str) -> "ChatResult":

@@ -525,6 +525,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       if (sources?.length) turn.sources = sources;
       if (result.citations?.length) turn.citations = result.citations;
       if (result.inventedCitations?.length) turn.inventedCitations = result.inventedCitations;
+      if (result.inventedPaths?.length) turn.inventedPaths = result.inventedPaths;
       if (recorder.steps.length) turn.steps = recorder.steps;
       if (running.agentApplied) turn.applied = await this.recordApplied(running.agentApplied, "agent");
     } catch (err) {

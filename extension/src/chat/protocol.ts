@@ -32,6 +32,7 @@ export interface Turn {
   citations?: SourceRef[];
   /** An answer: cited paths that name no workspace file (shown struck out). */
   inventedCitations?: string[];
+  inventedPaths?: string[];
   /** An agent's answer: what it did on the way, in order ("Read src/a.py", "You said: …"). */
   steps?: string[];
   /** An answer whose blocks went through Apply all: the files applied and left out, its checkpoint. */

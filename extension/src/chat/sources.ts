@@ -15,9 +15,11 @@ export interface TurnRefs {
   citations?: SourceRef[];
   /** Cited paths that name no workspace file (the result): shown struck out. */
   invented?: string[];
+  /** Paths written as inline code that name no workspace file (the result): marked. */
+  unknownPaths?: string[];
 }
 
-export const refsOf = (turn: Turn): TurnRefs => ({ sources: turn.sources, citations: turn.citations, invented: turn.inventedCitations });
+export const refsOf = (turn: Turn): TurnRefs => ({ sources: turn.sources, citations: turn.citations, invented: turn.inventedCitations, unknownPaths: turn.inventedPaths });
 
 /** 1-based first and last line of an LSP span whose end is the start of the line after it. */
 export function sourceLines(range: Range): { first: number; last: number } {

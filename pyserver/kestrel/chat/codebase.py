@@ -169,6 +169,25 @@ def near_files(index: CodebaseIndex, recent: list[Path], conversation: str) -> f
     return frozenset(str(p) for p in [*recent, *named] if p is not None)
 
 
+# A file name in inline code: a source, doc or config extension (so `os.path` or `self.items` is no path).
+_CODE_PATH = re.compile(r"`((?:[\w.-]+/)*[\w.-]*[A-Za-z_][\w-]*\.(?:py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|c|h|cc|cpp|hpp|"
+                        r"cs|rb|php|swift|scala|vue|css|html|sql|sh|md|rst|txt|toml|json|ya?ml|cfg|ini))`")
+_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+
+
+def unknown_paths(index: CodebaseIndex, answer: str) -> list[str]:
+    """Paths the answer writes as inline code (`` `tasky/dates.py` ``, outside code blocks and
+    `[path:L-L]` citations) that name no workspace file: the client marks them (a bare path a small
+    model invents reads as a fact otherwise)."""
+    prose = CITATION.sub("", _FENCE.sub("", answer))
+    out: list[str] = []
+    for match in _CODE_PATH.finditer(prose):
+        path = match.group(1)
+        if path not in out and index.has_file(path) is None:
+            out.append(path)
+    return out
+
+
 def citations(index: CodebaseIndex, answer: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The answer's `[path:L-L]` citations: those that name a workspace file (as SourceRefs), and
     the paths that name none (invented)."""

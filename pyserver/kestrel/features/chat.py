@@ -53,6 +53,7 @@ class ChatFeature:
             result["sources"] = [s.ref() for s in sources]
         if sources or params.codebase:
             result["citations"], result["inventedCitations"] = codebase.citations(core.codebase, result["text"])
+            result["inventedPaths"] = codebase.unknown_paths(core.codebase, result["text"])
         return protocol.from_wire(result, ChatResult)
 
     async def _search(self, params: ChatParams, turn_id: str, messages: list[dict]) -> list[codebase.Source]:

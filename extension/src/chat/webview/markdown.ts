@@ -180,6 +180,16 @@ export function createMarkdown(): MarkdownIt {
     if (!refs || insideLink(tokens, idx)) return plainTextRule(tokens, idx, options, env, self);
     return renderCitations(tokens[idx].content, refs);
   };
+  // A path the answer writes as inline code that no workspace file has is marked (not removed: it may be
+  // a file the answer proposes to create).
+  const plainCodeRule = md.renderer.rules.code_inline!;
+  md.renderer.rules.code_inline = (tokens, idx, options, env, self) => {
+    const unknown = (env as RenderEnv | undefined)?.refs?.unknownPaths;
+    const content = tokens[idx].content;
+    if (!unknown?.includes(content) || insideLink(tokens, idx)) return plainCodeRule(tokens, idx, options, env, self);
+    return `<code class="path-unknown" title="not a file in this workspace">${escapeHtml(content)}</code>` +
+      `<span class="visually-hidden"> (not a file in this workspace)</span>`;
+  };
   md.renderer.rules.code_block = (tokens, idx) => `<pre class="hljs" tabindex="0"><code>${escapeHtml(tokens[idx].content)}</code></pre>\n`;
   // A wide table scrolls inside its wrapper: the transcript itself never scrolls sideways.
   md.renderer.rules.table_open = () => `<div class="table-wrap" tabindex="0" role="group" aria-label="Table"><table>\n`;

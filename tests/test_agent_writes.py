@@ -211,10 +211,23 @@ async def test_a_step_s_changes_to_two_files_are_one_review_and_each_file_s_fate
         assert (root / "tasky" / "dates.py").read_text() == "def today():\n    return 'today'\n"
         assert "strip" not in (root / "tasky" / "utils.py").read_text()
         results = [c.result for c in result.steps[0].calls]
+        assert result.steps[0].calls[0].arguments.content == "def today():\n    return None\n"
         assert results[0] == results[1] and "tasky/dates.py created" in results[0]
         assert results[2].startswith("The user rejected this change to tasky/utils.py")
         sent = told(mock, 1)
         assert sent.count("<tool_response>") == 3 and "Do not make it again" in sent
+
+
+async def test_a_whole_file_written_is_cut_in_the_step_the_client_is_shown(mock, tmp_path):
+    root = project(tmp_path / "ws")
+    content = "".join(f"value_{i} = {i}\n" for i in range(200))
+    mock.configure(text=call("write_file", path="tasky/values.py", content=content),
+                   rules=[{"match": "<tool_response>", "text": "Done."}])
+    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        Editor(client, keep=True)
+        result = await client.protocol.send_request_async("kestrel/agent", {"prompt": "values", "allowWrites": True})
+        shown = result.steps[0].calls[0].arguments.content
+        assert len(shown) == 401 and shown.endswith("…") and (root / "tasky" / "values.py").read_text() == content
 
 
 async def test_a_new_file_left_out_is_told_as_rejected(mock, tmp_path):

@@ -22,7 +22,7 @@ from .write_tools import WRITE_NAMES, WRITE_TOOLS
 
 DEFAULT_STEPS, MAX_STEPS = 6, 20
 MAX_CALLS_PER_STEP = 4  # a step that prints more calls gets the first ones run (the model is told)
-SHOWN_RESULT_CHARS = 400  # of a tool result, in the step notification (the model gets all of it)
+SHOWN_RESULT_CHARS = 400  # of a tool result or a long argument, in the step notification (the model gets all of it)
 
 # Short on purpose: on a local model the system prompt is read before every step (a stable, cached prefix).
 AGENT_SYSTEM = (
@@ -104,7 +104,7 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
         if not calls:
             return {"id": run.id, "text": text, "steps": steps}
         done = await _run_calls(calls[:MAX_CALLS_PER_STEP], run, reader, write)
-        shown = [{"name": c.name, "arguments": c.arguments, "found": c.path, "ok": o.ok,
+        shown = [{"name": c.name, "arguments": _shown_arguments(c.arguments), "found": c.path, "ok": o.ok,
                   "result": o.text[:SHOWN_RESULT_CHARS]} for c, o in done]
         steps.append({"id": run.id, "step": step, "calls": shown})
         notify("kestrel/agentStep", steps[-1])
@@ -141,6 +141,12 @@ async def _run_calls(todo: list[ToolCall], run: AgentRun, reader: WorkspaceReade
             done.append((todo[0], outcome))
             todo = todo[1:]
     return done
+
+
+def _shown_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments as the step notification shows them: a long text (a whole file to write) cut."""
+    return {k: v[:SHOWN_RESULT_CHARS] + "…" if isinstance(v, str) and len(v) > SHOWN_RESULT_CHARS else v
+            for k, v in arguments.items()}
 
 
 def _read_native(raw: dict, toolbox: Toolbox) -> ToolCall:

@@ -105,6 +105,9 @@ def completion(prefix: str, truth: str, suffix: str, document: str) -> tuple[str
     return document[start:end], prefix[start:] + truth + suffix[: len(suffix) - tail], start, end
 
 
+JUDGE_MS = 10_000.0  # the whole-document check's budget when the guard judges (the eval): in effect none
+
+
 @dataclass
 class _Guards:
     cache: dict[str, Any]
@@ -114,7 +117,10 @@ class _Guards:
         if guard is None:
             from kestrel.completion.guards.treesitter import TreeSitterGuard
 
-            guard = self.cache[language] = TreeSitterGuard(language)
+            # No time budget for the judge: its verdict must not depend on how busy the CPU is (with
+            # the server's 5 ms, a whole-document parse slowed by a model on the same cores kept a
+            # refusal that the unhurried parse lifts).
+            guard = self.cache[language] = TreeSitterGuard(language, whole_document_ms=JUDGE_MS)
         return guard.refuses(before, text, after)
 
 

@@ -186,6 +186,19 @@ def test_a_statement_longer_than_the_window_is_checked_on_the_whole_document():
     assert str(kept._document_tree(kept.parser(), doc).root_node) == str(fresh.parser().parse(doc).root_node)
 
 
+def test_the_whole_document_check_keeps_the_window_s_refusal_past_its_time_budget_and_the_judge_has_none():
+    """The window that cuts a type list (below): with no time for the whole-document parse the
+    window's refusal stands (what a keystroke's guard does on a busy CPU); the eval's judge gets all
+    the time it needs, so its breaks-syntax verdict does not depend on the load (a TypeScript run
+    under load counted one such refusal against Kestrel)."""
+    from bench.quality.lang_scoring import JUDGE_MS
+
+    before = "type Fn = () => unknown\n\nexport type ErrorOf<Q extends Fn> ="
+    after = "\n  Awaited<ReturnType<Q>>,\n  { error?: undefined }\n>['error']\n\nexport const x = 1\n"
+    assert TreeSitterGuard("typescript", whole_document_ms=-1.0).refuses(before, " Exclude<", after) is not None
+    assert TreeSitterGuard("typescript", whole_document_ms=JUDGE_MS).refuses(before, " Exclude<", after) is None
+
+
 def test_the_edit_between_two_documents():
     from kestrel.completion.guards.treesitter import _difference
 

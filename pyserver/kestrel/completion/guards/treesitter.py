@@ -82,8 +82,11 @@ def added_error(base: set[ParseError], new: set[ParseError], cursor: int) -> Par
 class TreeSitterGuard:
     """The syntax guard for one languageId; the grammar is loaded on first use."""
 
-    def __init__(self, language: str) -> None:
+    def __init__(self, language: str, whole_document_ms: float = WHOLE_DOCUMENT_MS) -> None:
         self.language = language
+        # The whole-document check's time budget: a keystroke's guard must not wait for a slow parse,
+        # but a judge (the eval's breaks-syntax score) must not give another verdict on a busy CPU.
+        self.whole_document_ms = whole_document_ms
         self._parser: Any = None
         self._unavailable = False
         self._last: tuple[bytes, Any] | None = None  # the last whole document checked, and its tree
@@ -131,13 +134,13 @@ class TreeSitterGuard:
         """An uncertain window's refusal is checked on the whole document: the window may start or end
         inside a long statement (a struct literal, a type list over MAX_LINES) and see an error that
         is its own. The document's tree is kept and re-parsed incrementally; the parse with the
-        suggestion over WHOLE_DOCUMENT_MS (error recovery after a missing brace can take 100 ms)
+        suggestion over `whole_document_ms` (error recovery after a missing brace can take 100 ms)
         keeps the refusal."""
         head, tail = before.encode(*_ENCODING), after.encode(*_ENCODING)
         if len(head) + len(tail) > WHOLE_DOCUMENT_BYTES:
             return False
         tree = self._document_tree(parser, head + tail)
-        deadline = time.perf_counter() + WHOLE_DOCUMENT_MS / 1000
+        deadline = time.perf_counter() + self.whole_document_ms / 1000
         cursor = len(head)
         edited = tree.copy()
         at = _point(head, cursor)

@@ -40,8 +40,8 @@ def apply_text_edits(text: str, edits: list) -> str:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["a\n", "b\n", "    c\n", "\n", "d", "e\n"]), max_size=8),
-       st.lists(st.sampled_from(["a\n", "b\n", "    c\n", "\n", "x\n", "d"]), max_size=8))
+@given(st.lists(st.sampled_from(["a\n", "b\n", "    c\n", "\n", "d", "e\n", "page\x0cbreak\n", "r\r\n"]), max_size=8),
+       st.lists(st.sampled_from(["a\n", "b\n", "    c\n", "\n", "x\n", "d", "page\x0cbreak\n"]), max_size=8))
 def test_the_hunks_turn_the_old_text_into_the_new(old, new):
     before, after = "".join(old), "".join(new)
     edits = [types.TextEdit(range=r, new_text=t) for r, t in hunks(before, after)]

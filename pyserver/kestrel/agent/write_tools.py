@@ -91,14 +91,14 @@ class WorkspaceWriter:
             content = arguments.get("content")
             if not isinstance(content, str):
                 raise ToolRefused("write_file needs `content`: the file's whole new text")
-            rel, file = self._target(path, may_be_new=True)
-            before = pending.get(file, self._current(file) if file.exists() else None)
+            rel, file = self._target(path)
+            before = pending[file] if file in pending else self._current(file) if file.exists() else None
             return self._change(rel, file, before, content)
         if name == "edit_file":
             old, new = arguments.get("old_text"), arguments.get("new_text")
             if not isinstance(old, str) or not old.strip() or not isinstance(new, str):
                 raise ToolRefused("edit_file needs `old_text` (the lines to replace, as the file has them) and `new_text`")
-            rel, file = self._target(path, may_be_new=True)  # (new: created by an earlier call of the step)
+            rel, file = self._target(path)  # (it may be new: created by an earlier call of the step)
             if file not in pending and not file.exists():
                 raise ToolRefused(f"{path} is not a file of the workspace: list_files shows what there is")
             before = pending[file] if file in pending else self._current(file)
@@ -112,12 +112,11 @@ class WorkspaceWriter:
             raise ToolRefused(f"that changes nothing in {rel}")
         return ProposedChange(rel, file, before, after)
 
-    def _target(self, path: Any, may_be_new: bool) -> tuple[str, Path]:
+    def _target(self, path: Any) -> tuple[str, Path]:
+        """(the name the model and the user see, the file): an existing workspace file, or a new one."""
         try:
             root, file = self.reader.resolve(path)
         except ToolRefused:
-            if not may_be_new:
-                raise
             root, file = self._new_file(path)
         self.reader.readable(file)
         if file.exists() and not file.is_file():
@@ -232,8 +231,7 @@ def workspace_edit(changes: list[ProposedChange], label: str) -> types.Workspace
 
 def hunks(before: str, after: str) -> list[tuple[types.Range, str]]:
     """The line ranges of `before` that change, with their new text (whole lines, no context)."""
-    old = before.splitlines(keepends=True)
-    new = after.splitlines(keepends=True)
+    old, new = _lines(before), _lines(after)
     out = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
         if tag == "equal":
@@ -244,8 +242,16 @@ def hunks(before: str, after: str) -> list[tuple[types.Range, str]]:
     return out
 
 
+def _lines(text: str) -> list[str]:
+    """Lines as LSP counts them (at "\n"; `str.splitlines` also breaks at form feeds and the like),
+    each with its line break."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def _position(lines: list[str], index: int) -> types.Position:
-    """The start of line `index` (past the end: the end of the text)."""
+    """The start of line `index` (past the end: the end of the text, its column in UTF-16 code units,
+    LSP's default and what VS Code negotiates)."""
     if index < len(lines):
         return types.Position(line=index, character=0)
     if not lines:
@@ -253,7 +259,7 @@ def _position(lines: list[str], index: int) -> types.Position:
     last = lines[-1]
     if last.endswith("\n"):
         return types.Position(line=len(lines), character=0)
-    return types.Position(line=len(lines) - 1, character=len(last))
+    return types.Position(line=len(lines) - 1, character=len(last.encode("utf-16-le")) // 2)
 
 
 def outcome(change: ProposedChange, applied: bool, now: str | None) -> ToolResult:

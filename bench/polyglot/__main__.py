@@ -101,12 +101,18 @@ def _mark(r: dict[str, Any]) -> str:
     return "pass@1" if r["passed_1"] else "pass@2" if r["passed_2"] else "fail"
 
 
+def _kestrel_label(source: Any) -> str:
+    if isinstance(source, dict):
+        return str(source.get("commit") or source.get("source") or source)
+    return str(source)
+
+
 def report(doc: dict[str, Any]) -> str:
     recs = doc["records"]
     n = len(recs)
     cut = "" if doc.get("complete", True) else " (a run cut short: the first exercises only)"
     lines = [f"Model {doc['model']}, {n} exercises{cut}, n_ctx {doc['n_ctx']}, wall {doc['wall_seconds']:.0f} s; "
-             f"Kestrel {doc['kestrel'].get('commit', doc['kestrel']) if isinstance(doc['kestrel'], dict) else doc['kestrel']}.",
+             f"Kestrel {_kestrel_label(doc['kestrel'])}.",
              "", "| system | pass@1 | pass@2 | well-formed answers | apply failures | s per exercise p50 / p95 |",
              "|---|---|---|---|---|---|"]
     for name in SYSTEMS:

@@ -79,7 +79,9 @@ def test_old_text_is_found_exactly_or_line_by_line_and_the_new_text_keeps_the_fi
 
 
 def writer(root: Path, open_texts: dict[Path, str] | None = None) -> WorkspaceWriter:
-    return WorkspaceWriter(reader(root), lambda f: (open_texts or {}).get(f))
+    tools = reader(root)
+    tools.open_text = lambda f: (open_texts or {}).get(f)
+    return WorkspaceWriter(tools)
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/tmp/x.py", "tasky/../../x.py", "tasky/link.txt", ".env",

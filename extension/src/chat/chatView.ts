@@ -527,17 +527,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       if (result.inventedCitations?.length) turn.inventedCitations = result.inventedCitations;
       if (result.inventedPaths?.length) turn.inventedPaths = result.inventedPaths;
       if (recorder.steps.length) turn.steps = recorder.steps;
-      if (running.agentApplied) turn.applied = await this.recordApplied(running.agentApplied, "agent");
     } catch (err) {
       turn = { role: "assistant", text: recorder.received, error: String((err as Error)?.message ?? err) };
       if (running.sources?.length) turn.sources = running.sources;
       if (recorder.steps.length) turn.steps = recorder.steps;
-      if (running.agentApplied) turn.applied = await this.recordApplied(running.agentApplied, "agent");
     } finally {
       subs.forEach((s) => s.dispose());
       deltas.flush();
       recorder.finish();
     }
+    if (running.agentApplied) turn.applied = await this.recordApplied(running.agentApplied, "agent");
     turn.at = Date.now();
     if (recorder.wasStopped && !turn.error) turn.stopped = true;
     this.conversation = appendTurn(this.conversation, turn);

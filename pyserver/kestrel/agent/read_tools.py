@@ -114,15 +114,7 @@ class WorkspaceReader:
         self.readable(file)
         if not file.is_file():
             raise ToolRefused(f"{path} is a folder: list_files shows its files")
-        text = self.open_text(file)
-        if text is None:
-            if file.stat().st_size > MAX_FILE_BYTES:
-                raise ToolRefused(f"{path} is too large to read here; grep finds lines in it")
-            try:
-                text = file.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                raise ToolRefused(f"{path} is not a text file") from None
-        lines = text.split("\n")
+        lines = self.current_text(file, path, f"{path} is too large to read here; grep finds lines in it").split("\n")
         first = max(int(start_line or 1), 1)
         last = min(int(end_line) if end_line else first + READ_LINES - 1, first + READ_LINES - 1, len(lines))
         if first > len(lines):
@@ -130,6 +122,19 @@ class WorkspaceReader:
         body = "\n".join(f"{n}: {lines[n - 1]}" for n in range(first, last + 1))
         more = f"\n(lines {last + 1}-{len(lines)} not shown)" if last < len(lines) else ""
         return f"{file.relative_to(root).as_posix()} lines {first}-{last} of {len(lines)}:\n{body}{more}"
+
+    def current_text(self, file: Path, name: str, too_large: str) -> str:
+        """The file as the editor holds it (an open document, saved or not), else as on disk;
+        ToolRefused when it is too large (`too_large` says so) or not text."""
+        text = self.open_text(file)
+        if text is not None:
+            return text
+        if file.stat().st_size > MAX_FILE_BYTES:
+            raise ToolRefused(too_large)
+        try:
+            return file.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            raise ToolRefused(f"{name} is not a text file") from None
 
     def _files(self, glob: str | None) -> list[str]:
         pattern = (glob or "**/*").strip().lstrip("./") or "**/*"

@@ -13,11 +13,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from lsprotocol import types
 
-from ..context.workspace_index import MAX_FILE_BYTES
 from .read_tools import ToolRefused, ToolResult, WorkspaceReader
 
 ANNOTATION = "kestrel-agent"
@@ -54,12 +53,11 @@ class ProposedChange:
 
 
 class WorkspaceWriter:
-    """Turns a write call into a proposed change; `open_text` gives an open document's text (the
-    editor may hold changes not yet saved, the agent's own among them)."""
+    """Turns a write call into a proposed change, on the text the reader sees (the editor's, which
+    may hold changes not yet saved, the agent's own among them)."""
 
-    def __init__(self, reader: WorkspaceReader, open_text: Callable[[Path], str | None]) -> None:
+    def __init__(self, reader: WorkspaceReader) -> None:
         self.reader = reader
-        self.open_text = open_text
 
     def plan(self, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[ProposedChange], list[int | ToolRefused]]:
         """The changes one step's write calls ask for, one per file (a later call on a file builds on
@@ -147,15 +145,7 @@ class WorkspaceWriter:
         return root, file
 
     def _current(self, file: Path) -> str:
-        text = self.open_text(file)
-        if text is not None:
-            return text
-        if file.stat().st_size > MAX_FILE_BYTES:
-            raise ToolRefused(f"{file.name} is too large to change here")
-        try:
-            return file.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            raise ToolRefused(f"{file.name} is not a text file") from None
+        return self.reader.current_text(file, file.name, f"{file.name} is too large to change here")
 
 
 def replace_once(text: str, old: str, new: str, rel: str) -> str:

@@ -67,7 +67,7 @@ class AgentFeature:
             # Writes only where the client asked for them (VS Code: a trusted workspace) and asks the user
             # before keeping an edit (change annotations that need confirmation).
             may_write = bool(params.allow_writes) and client_can_review(core.server.client_capabilities)
-            write = self._proposer(run_id, WorkspaceWriter(reader, self._open_text)) if may_write else None
+            write = self._proposer(run_id, WorkspaceWriter(reader)) if may_write else None
             result = await run_agent(run, provider, core.chat_engine, messages, reader,
                                      core.notify, steps, cap or None, native=native, write=write)
         finally:  # also when the run raised or was cancelled: the status bar must not stay busy

@@ -56,7 +56,9 @@ bench: setup
 # (CanItEdit's adaptive and perfective programs: the benchmark's own instruction, checked by its tests;
 # ~1 h more; its rows are kept in shared/, see bench/data/canitedit/README.md), then the synthetic
 # set (quick fixes for ruff diagnostics, inline edits for failing tests on mutated HumanEval
-# solutions); raw chat with the same
+# solutions); TypeScript quick fixes too (SETS=eslint: ESLint's fixable findings of prefer-const,
+# prefer-template and curly in the languages set's real TypeScript files, judged against ESLint's
+# own fix; ESLint pinned in bench/edit_quality/eslint/, npm ci once into .tools/eslint); raw chat with the same
 # facts vs Kestrel, ~80 min on 2 busy cores; its section is appended to bench/QUALITY.md. ONLY=completions or
 # ONLY=edits runs one of the two; SETS=quixbugs, SETS=canitedit or SETS=synthetic one edit set.
 # Last, the repository set (bench/repo_context/, issue 23): lines that use a name imported from another

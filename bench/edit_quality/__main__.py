@@ -3,7 +3,8 @@
 Default: every QuixBugs program and a seeded sample of 60 HumanEvalFix problems (even over the bug
 types; FULL: all 164) with its quick fixes (real bugs, the headline), every CanItEdit program whose
 tests run here (instructed edits that are not repairs, with the benchmark's lazy instruction; FULL:
-its descriptive one too), and the synthetic set's fixed, seeded sample (30 quick fixes, 30 inline
+its descriptive one too), TypeScript quick fixes for ESLint's findings in real package code (30 per
+rule, FULL: all; see eslint_set.py), and the synthetic set's fixed, seeded sample (30 quick fixes, 30 inline
 edits, even over the kinds), raw chat vs Kestrel through LSP on one llama.cpp server. Prints the
 table, writes bench/out/edit-quality.json (with per-task records) and the edit section of
 bench/QUALITY.md.
@@ -19,10 +20,10 @@ from pathlib import Path
 
 from bench.quality.__main__ import output_paths
 
-from . import canitedit, data, humanevalfix, quixbugs
+from . import canitedit, data, eslint_set, humanevalfix, quixbugs
 from .summary import MARKER, render_markdown, render_table, summarize
 
-SETS = ("quixbugs", "humanevalfix", "canitedit", "synthetic")
+SETS = ("quixbugs", "humanevalfix", "canitedit", "eslint", "synthetic")
 
 BENCH = Path(__file__).resolve().parent.parent
 
@@ -104,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
                                    **{f: len(v) for f, v in cie.items()}}
             if "inline-edit" in families:
                 tasks += cie["inline-edit"][: args.limit] if args.limit is not None else cie["inline-edit"]
+        if "eslint" in sets and "quick-fix" in families:
+            print("edit quality: building the ESLint tasks (ESLint over the languages set's TypeScript files) ...",
+                  file=sys.stderr, flush=True)
+            esl, counts["eslint"] = eslint_set.all_tasks(None if args.full else eslint_set.PER_KIND)
+            tasks += esl["quick-fix"][: args.limit] if args.limit is not None else esl["quick-fix"]
         if "synthetic" in sets:
             everything = data.all_tasks()
             counts["synthetic"] = data.counts(everything)

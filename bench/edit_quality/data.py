@@ -48,6 +48,9 @@ class EditTask:
     check_code: str = ""  # HumanEval-style sets: the `check(candidate)` function; CanItEdit: its tests (after the file)
     request: str = ""  # instructed sets: the benchmark's own instruction, given as it is
     mutant: Mutant | None = field(default=None, compare=False)  # synthetic: the HumanEval problem and mutation
+    language: str = "python"  # the document's languageId
+    filename: str = ""  # the name the editor opens it under (default: <entry_point>.py)
+    lint_path: str = ""  # eslint: the file's path as ESLint is given it (package key / path in the package)
 
     @property
     def instruction(self) -> str:

@@ -59,7 +59,7 @@ class EditSession(KestrelSession):
 
     async def quick_fix(self, task: EditTask) -> EditAnswer:
         document = task.broken
-        uri = self._open(task.entry_point, document).as_uri()
+        uri = self._open(task.entry_point, document, task.language, task.filename or None).as_uri()
         d = task.diagnostic or {}
         diag = types.Diagnostic(
             range=types.Range(start=types.Position(**d["range"]["start"]), end=types.Position(**d["range"]["end"])),

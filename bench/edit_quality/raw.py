@@ -55,7 +55,42 @@ def _asked_for(task: EditTask) -> str:
     return f"the changed {kinds.get(names[0], 'function')} `{names[0]}`"
 
 
+def diagnostic_lines(task: EditTask) -> tuple[int, int]:
+    d = task.diagnostic or {}
+    return d["range"]["start"]["line"], d["range"]["end"]["line"]
+
+
+def window_messages(task: EditTask) -> list[dict[str, str]]:
+    """A quick fix in a file too long to paste whole (the ESLint set's real TypeScript files): the
+    lines around the finding, as many as Kestrel's prompt shows, and a request for the corrected
+    finding's lines, which the user then pastes over them."""
+    from kestrel.edits.quick_fix import CONTEXT_LINES
+
+    first, last = diagnostic_lines(task)
+    lines = task.broken.split("\n")
+    shown = "\n".join(lines[max(first - CONTEXT_LINES, 0) : last + CONTEXT_LINES + 1])
+    d = task.diagnostic or {}
+    what = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+    user = (f"```{task.language}\n{shown}\n```\ntasks/{task.filename}, line {first + 1}: {d['source']} {d['code']}: "
+            f"{d['message']}\n\nFix this. Reply with the corrected {what} in a code block.")
+    system = SYSTEM.replace("Python", _LANGUAGE_NAMES.get(task.language, task.language))
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+_LANGUAGE_NAMES = {"typescript": "TypeScript", "javascript": "JavaScript", "go": "Go", "rust": "Rust"}
+
+
+def apply_lines(task: EditTask, code: str) -> str:
+    """The answer's block over the lines it was asked for."""
+    first, last = diagnostic_lines(task)
+    lines = task.broken.split("\n")
+    lines[first : last + 1] = code.split("\n")
+    return "\n".join(lines)
+
+
 def messages(task: EditTask) -> list[dict[str, str]]:
+    if task.set == "eslint":
+        return window_messages(task)
     if task.diagnostic is not None:
         d = task.diagnostic
         problem = (f"{path_of(task)}, line {d['range']['start']['line'] + 1}: {d['source']} {d['code']}: "
@@ -196,7 +231,7 @@ class RawChatFix:
         code = code_block(answer)
         if code is None:
             return RawEditAnswer(document, latency, False, "no code block in the answer")
-        new, why = apply_answer(task, code)
+        new, why = (apply_lines(task, code), None) if task.set == "eslint" else apply_answer(task, code)
         if why:
             return RawEditAnswer(document, latency, False, why)
         return RawEditAnswer(new, latency, new != document, None if new != document else "the answer changes nothing")

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from bench.quality.runner import N_CTX, kestrel_source, machine, resolve
 
+from . import eslint_set
 from .data import EditTask
 from .lsp import EditSession
 from .raw import RawChatFix
@@ -86,6 +87,7 @@ async def run(tasks: list[EditTask], *, model_path: str | None, logs: Path, coun
         await kest.stop()
         await rawc.close()
         await server.stop()
+        eslint_set.close()
     doc: dict[str, Any] = {
         "model": model.name, "model_path": str(model.path),
         "config": {"label": label, "full": label == "full", "sizes": _sizes(tasks)},

@@ -6,6 +6,8 @@
 - harm: a counted test that passed on the broken file fails after the edit, or the edit changed
   code outside its target (the function). Adding import lines, or a new top-level function or
   class (a helper the fix brings), is not "outside": a user applying a fix expects those.
+- the ESLint set (TypeScript quick fixes) has no tests: ESLint's own fix is the truth, see
+  eslint_set.judge; its new findings are ESLint's.
 - new lint findings (ruff F, E9, that neither the working nor the broken file has) are reported
   on their own; they are not harm (Kestrel checks them before it offers anything, so counting them
   as harm would score its own filter).
@@ -16,10 +18,11 @@ from __future__ import annotations
 import ast
 import difflib
 from dataclasses import dataclass, field
+from typing import Any
 
 from bench.quality import scoring
 
-from . import canitedit, lint, quixbugs
+from . import canitedit, eslint_set, lint, quixbugs
 from .data import EditTask
 
 
@@ -102,6 +105,7 @@ class EditScorer:
         self.timeout = timeout
         self._memo: dict[tuple[str, str], Checked] = {}
         self._known: dict[str, set[tuple[str, str]]] = {}  # per task: findings of its working and broken file
+        self._eslint_known: dict[str, Any] = {}  # the ESLint set: per task, the file's findings
 
     async def check(self, task: EditTask, document: str) -> Checked:
         key = (task.task_id, document)
@@ -130,10 +134,21 @@ class EditScorer:
         checked = self._memo[key] = Checked(passed, result)
         return checked
 
+    async def _eslint_verdict(self, task: EditTask, after: str) -> Verdict:
+        """ESLint's findings instead of tests (see eslint_set.judge); harm = lines outside the finding changed."""
+        n, _ = changes(task.broken, after)
+        if after == task.broken:
+            return Verdict(False, False, False, [], [], 0, "nothing changed")
+        fixed, fresh, result = await eslint_set.judge(task, after, self._eslint_known)
+        outside = touched_outside(task, after)
+        return Verdict(fixed, outside, outside, [], fresh, n, result, ["check"] if fixed else [])
+
     def counted(self, task: EditTask) -> frozenset[str]:
         return task.counted if task.set == "quixbugs" else frozenset({"check"})
 
     async def verdict(self, task: EditTask, after: str) -> Verdict:
+        if task.set == "eslint":
+            return await self._eslint_verdict(task, after)
         checked = await self.check(task, after)
         fixed = self.counted(task) <= checked.passed
         n, _ = changes(task.broken, after)

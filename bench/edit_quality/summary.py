@@ -14,7 +14,7 @@ from bench.quality.summary import percentile, text_table
 from .paired import paired_margin
 
 SYSTEMS = ("raw", "kestrel")
-SET_ORDER = ("quixbugs", "humanevalfix", "canitedit", "synthetic")
+SET_ORDER = ("quixbugs", "humanevalfix", "canitedit", "eslint", "synthetic")
 FAMILY_ORDER = ("quick-fix", "inline-edit")
 SMALL = 30  # a per-kind figure from fewer tasks is flagged
 
@@ -146,6 +146,7 @@ def render_markdown(doc: dict[str, Any], command: str, beside: list[dict[str, An
     qb = doc.get("counts", {}).get("quixbugs", {})
     hef = doc.get("counts", {}).get("humanevalfix", {})
     cie = doc.get("counts", {}).get("canitedit", {})
+    esl = doc.get("counts", {}).get("eslint", {})
     runs = "; ".join(f"{d['model']}: {d['wall_seconds']:.0f} s, tasks {d['config']['sizes']}" for d in docs)
     md = [MARKER, "## Edit quality: real bugs first (QuixBugs, HumanEvalFix), then instructed edits (CanItEdit), synthetic beside", "",
           f"`{command}`" + (" and `--model-path` for the larger model" if beside else "") + f": {runs}; "
@@ -176,6 +177,15 @@ def render_markdown(doc: dict[str, Any], command: str, beside: list[dict[str, An
                + "), the selection = every definition the reference "
                f"edit changes; skipped: {_grouped(cie.get('skipped') or {})}. Here \"fixed\" = the tests pass: the "
                "change asked for is made.", ""]
+    if esl:
+        md += [f"ESLint (TypeScript quick fixes, bench/edit_quality/eslint_set.py): ESLint's findings of "
+               f"{', '.join(f'`{k}`' for k in esl.get('fixable', {}))} on {esl.get('files')} real files of the languages "
+               f"set's TypeScript packages (fixable findings: "
+               f"{', '.join(f'{k} {v}' for k, v in esl.get('fixable', {}).items())}); "
+               f"{doc['config']['sizes'].get('eslint', {}).get('quick-fix', 0)} in this run (seeded, per rule, one per "
+               "file). Here \"fixed\" = the same program as ESLint's own fix (tree-sitter tokens, layout aside) and "
+               "no new ESLint finding; harm = lines outside the finding changed. Raw is shown the same 40 lines "
+               "either side as Kestrel's prompt and asked for the finding's lines.", ""]
     header = (["model"] if beside else []) + HEADER
     md += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for d in docs:

@@ -29,6 +29,7 @@ import chatContext from "./scenarios/chatContext.mjs";
 import codebaseChat from "./scenarios/codebaseChat.mjs";
 import agentChat from "./scenarios/agentChat.mjs";
 import agentWrites from "./scenarios/agentWrites.mjs";
+import agentRun from "./scenarios/agentRun.mjs";
 import chatMentions from "./scenarios/chatMentions.mjs";
 import chatFiles from "./scenarios/chatFiles.mjs";
 import chatRetry from "./scenarios/chatRetry.mjs";
@@ -44,7 +45,7 @@ import chatLatency from "./scenarios/chatLatency.mjs";
 
 // In this order: later scenarios start from the editor state the earlier ones leave
 // (untrustedWorkspace runs its own code-server and leaves the first one alone).
-const ALL = [ghostText, nextSuggestion, latency, toggle, chat, quickFix, inlineEdit, chatApply, chatQueue, chatContext, codebaseChat, agentChat, agentWrites, chatMentions, chatFiles, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace, repoContext];
+const ALL = [ghostText, nextSuggestion, latency, toggle, chat, quickFix, inlineEdit, chatApply, chatQueue, chatContext, codebaseChat, agentChat, agentWrites, agentRun, chatMentions, chatFiles, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace, repoContext];
 // Benchmarks (make bench) run only when named: they measure, they do not test.
 const BENCH_ONLY = [chatLatency];
 const ONLY = (process.env.KESTREL_E2E_ONLY || "").split(",").map((s) => s.trim()).filter(Boolean);

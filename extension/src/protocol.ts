@@ -93,6 +93,8 @@ export interface AgentParams {
   maxSteps?: number;
   /** Offer the write tools: each change is proposed as a workspace/applyEdit the user reviews (sent in a trusted workspace only). */
   allowWrites?: boolean;
+  /** Offer run_command: each command is put to the user (a modal: Run / Don't run) and runs only on Run (sent in a trusted workspace only). */
+  allowCommands?: boolean;
 }
 
 export interface AgentToolCall {
@@ -112,6 +114,8 @@ export interface AgentStepParams {
 export interface AgentReviewParams {
   id: string;
   files: string[];
+  /** Or: the command whose approval the run waits for (files is then empty). */
+  command?: string;
 }
 
 export interface AgentResult {

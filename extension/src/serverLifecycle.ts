@@ -14,6 +14,7 @@ import { locateServer } from "./serverLocator";
 import { buildServerSettings, initializationOptions, needsRestart, type ServerSettings } from "./settings";
 import type { StatusBar } from "./statusBar";
 import { onNotification, request, type SetApiKeyParams } from "./protocol";
+import { askModally } from "./serverQuestions";
 
 export interface ServerDeps {
   context: vscode.ExtensionContext;
@@ -88,6 +89,8 @@ export class ServerLifecycle {
         else if (e.newState === State.Stopped && this.statusBar.phase !== "crashed") this.statusBar.setPhase("stopped");
       }),
       onNotification(client, "kestrel/status", (s) => this.statusBar.setStatus(s)),
+      // Before start: it then replaces the client's own handler (a toast) for every (re)start.
+      client.onRequest("window/showMessageRequest", askModally),
     );
     try {
       await client.start();

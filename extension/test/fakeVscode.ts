@@ -145,6 +145,8 @@ export const fake = {
   /** What the user answers to a warning message (the trust question); undefined closes it. */
   answer: undefined as string | undefined,
   warnings: [] as string[],
+  /** Each warning's options ({ modal, detail }) and buttons, in the order shown. */
+  warningCalls: [] as { message: string; options: unknown; items: string[] }[],
   errors: [] as string[],
   activeTextEditor: undefined as unknown,
   documents: new Map<string, FakeDocument>(),
@@ -186,6 +188,7 @@ export const fake = {
     this.settings = {};
     this.answer = undefined;
     this.warnings = [];
+    this.warningCalls = [];
     this.errors = [];
     this.activeTextEditor = undefined;
     this.documents.clear();
@@ -359,8 +362,10 @@ export const vscode = {
       fake.terminals.push(terminal);
       return terminal;
     },
-    showWarningMessage: async (message: string) => {
+    showWarningMessage: async (message: string, ...rest: unknown[]) => {
       fake.warnings.push(message);
+      const options = rest.length && typeof rest[0] === "object" ? rest.shift() : undefined;
+      fake.warningCalls.push({ message, options, items: rest as string[] });
       return fake.answer;
     },
     showErrorMessage: async (message: string) => {

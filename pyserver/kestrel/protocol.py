@@ -112,6 +112,9 @@ class AgentParams:
     # edits need the user's confirmation. Only honoured for a client with change annotation support;
     # VS Code sends it in a trusted workspace only.
     allow_writes: bool | None = None
+    # Offer run_command: each command is put to the user (window/showMessageRequest: "Run" / "Don't run")
+    # and runs in the workspace folder only on "Run". VS Code sends it in a trusted workspace only.
+    allow_commands: bool | None = None
 
 
 @attrs.define(kw_only=True)
@@ -136,6 +139,7 @@ class AgentStepParams:
 class AgentReviewParams:
     id: str  # the agent run
     files: list[str]  # the workspace files whose proposed changes wait for the user's review, as the model named them
+    command: str | None = None  # or: the command whose approval the run waits for (files is then empty)
 
 
 @attrs.define(kw_only=True)

@@ -33,6 +33,11 @@ def register_secret(secret: str | None) -> None:
         _secrets.add(secret)
 
 
+def registered_secrets() -> frozenset[str]:
+    """The keys given so far (what must not leave through a command's environment either)."""
+    return frozenset(_secrets)
+
+
 def _starts_word(m: re.Match) -> bool:
     """Whether the match is not the tail of a longer word ("risk-assessment", "task_manager")."""
     start = m.start()

@@ -502,12 +502,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       subs.push(onNotification(client, "kestrel/agentReview", (p) => {
         if (p.id !== id || !Array.isArray(p.files)) return;
         deltas.flush();
-        this.post({ type: "agentReview", files: p.files });
+        this.post({ type: "agentReview", files: p.files, command: typeof p.command === "string" ? p.command : undefined });
       }));
     }
     const answer = forAgent
-      // Writes (each proposed in VS Code's Refactor Preview) only in a workspace the user trusts.
-      ? request(client, "kestrel/agent", { id, messages: forAgent, allowWrites: vscode.workspace.isTrusted }).then((r) => asChatResult(r, read))
+      // Writes (each proposed in VS Code's Refactor Preview) and commands (each asked in a modal) only in a
+      // workspace the user trusts.
+      ? request(client, "kestrel/agent", {
+          id,
+          messages: forAgent,
+          allowWrites: vscode.workspace.isTrusted,
+          allowCommands: vscode.workspace.isTrusted,
+        }).then((r) => asChatResult(r, read))
       : request(client, "kestrel/chat", { id, messages });
     // Saved right after the request is on its way (a timer runs after the promise jobs that write it).
     setTimeout(() => {

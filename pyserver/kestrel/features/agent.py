@@ -1,7 +1,8 @@
 """Agent runs (`kestrel/agent`): the model reads the workspace through tools until it can answer
 (agent/loop.py), streamed as `kestrel/chatDelta` with each step's tools as `kestrel/agentStep`.
 Steered and stopped with `kestrel/steer` / `kestrel/stopChat` on the run's id. With `allowWrites`
-and a client that confirms annotated edits, it may propose changes (agent/write_tools.py)."""
+and a client that confirms annotated edits, it may propose changes (agent/write_tools.py); with
+`allowCommands`, run the commands the user approves one by one (agent/run_tool.py)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,13 @@ from ..core import Core, chat_guard
 from ..protocol import AgentParams, AgentResult, SteerParams, SteerResult
 
 if TYPE_CHECKING:
-    from ..agent.loop import AgentRun
+    from ..agent.loop import AgentRun, Runner
     from ..agent.read_tools import ToolResult
     from ..agent.tool_calls import ToolCall
     from ..agent.write_tools import ProposedChange, WorkspaceWriter
 
 READ_BACK_S = 0.5  # how long an accepted change may take to reach the server as the editor's text
+RUN, DONT_RUN = "Run", "Don't run"  # the user's answers to a command the agent asks to run
 
 # The agent's loop and tools are imported by the first run, not at the server's start
 # (docs/design-notes.md#pyserverkestrelcompiled_methodspy).
@@ -68,8 +70,11 @@ class AgentFeature:
             # before keeping an edit (change annotations that need confirmation).
             may_write = bool(params.allow_writes) and client_can_review(core.server.client_capabilities)
             write = self._proposer(run_id, WorkspaceWriter(reader)) if may_write else None
-            result = await run_agent(run, provider, core.chat_engine, messages, reader,
-                                     core.notify, steps, cap or None, native=native, write=write)
+            # Commands only where the client allowed them (VS Code: a trusted workspace); each one is put to
+            # the user (window/showMessageRequest, which every client shows) and runs only on their Run.
+            commands = self._commander(run_id, core.workspace.roots[-1]) if params.allow_commands else None
+            result = await run_agent(run, provider, core.chat_engine, messages, reader, core.notify, steps,
+                                     cap or None, native=native, write=write, run_command=commands)
         finally:  # also when the run raised or was cancelled: the status bar must not stay busy
             self.runs.pop(run_id, None)
             core.status.busy = max(core.status.busy - 1, 0)
@@ -105,6 +110,35 @@ class AgentFeature:
             return [ToolResult(False, str(p)) if isinstance(p, Exception) else results[p] for p in planned]
 
         return propose
+
+    def _commander(self, run_id: str, root: Path) -> Runner:
+        """A command call → the user asked about that exact command → run in `root` if they said Run → what
+        came of it, told to the model. The chat is told first, so it can say what is awaited."""
+        from ..agent.read_tools import ToolRefused, ToolResult
+        from ..agent.run_tool import command_of, run_command
+
+        async def run(call: ToolCall, agent_run: AgentRun) -> ToolResult:
+            try:
+                command = command_of(call.arguments)
+            except ToolRefused as exc:
+                return ToolResult(False, str(exc))
+            self.core.notify("kestrel/agentReview", {"id": run_id, "files": [], "command": command})
+            try:
+                answer = await self.core.server.window_show_message_request_async(types.ShowMessageRequestParams(
+                    type=types.MessageType.Warning,
+                    message=f"Kestrel's agent asks to run a command in {root.name}:\n\n{command}",
+                    actions=[types.MessageActionItem(title=RUN), types.MessageActionItem(title=DONT_RUN)]))
+            except Exception as exc:  # noqa: BLE001 - the client failed the request: nothing runs, the model is told
+                return ToolResult(False, f"the editor could not ask the user about `{command}` ({exc}); it was not run")
+            if agent_run.stopped:
+                return ToolResult(False, f"the run was stopped; `{command}` was not run")
+            if answer is None or answer.title != RUN:
+                return ToolResult(False, f"The user chose not to run `{command}`; it was not run. Do not ask for it "
+                                         "again; go on without it or answer.")
+            outcome = await run_command(command, root, lambda: agent_run.stopped)
+            return outcome.for_model(command)
+
+        return run
 
     async def _read_back(self, change: ProposedChange) -> str | None:
         """The file's text after the user's review: the editor's (VS Code opened every file of the

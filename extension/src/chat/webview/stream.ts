@@ -101,11 +101,14 @@ export class LiveTurn {
     this.rebuild();
   }
 
-  /** The step's changes wait in the Refactor Preview: its text (the calls) gives way to where to look. */
-  review(files: string[]): void {
+  /** The step's changes wait in the Refactor Preview, or its command for the user's answer: its text (the
+   * calls) gives way to where to look. */
+  review(files: string[], command?: string): void {
     this.flush();
-    this.text = `*Proposed changes to ${files.map((f) => `\`${f}\``).join(", ")}: review them in the Refactor Preview ` +
-      "(tick what to keep, then Apply; Discard keeps nothing).*";
+    this.text = command
+      ? `*Asks to run \`${command.replace(/`/g, "'")}\` in the workspace folder: Run or Don't run in the dialog.*`
+      : `*Proposed changes to ${files.map((f) => `\`${f}\``).join(", ")}: review them in the Refactor Preview ` +
+        "(tick what to keep, then Apply; Discard keeps nothing).*";
     this.rebuild();
   }
 

@@ -1,7 +1,8 @@
 // `#agent` asking to run commands (issue 29): the mock model's step is one `run_command` call. VS Code
 // shows the server's question as a modal dialog with the command as its detail, and the chat turn says
 // what it waits for. First question: Run → the command ran in the workspace folder (its file is on
-// disk) and the model's next request holds its exit code and output. Second question: a command
+// disk) and the model's next request holds its exit code and output, and a steer typed while the
+// command ran (Enter) is in that request too. Second question: a command
 // planted in a README (the model obeys the README) → Don't run → nothing ran, and the model was told
 // not to ask again. Checked on disk and in the requests the model received.
 import * as fs from "node:fs";
@@ -13,7 +14,8 @@ import { log, waitFor } from "../lib/util.mjs";
 
 const RAN = "kestrel-agent-ran.txt";
 const PLANTED = "kestrel-agent-planted.txt";
-const COMMAND = `python3 -c "open('${RAN}', 'w').write('ran')" && echo AGENT-RUN-OUTPUT`;
+const COMMAND = `sleep 2 && python3 -c "open('${RAN}', 'w').write('ran')" && echo AGENT-RUN-OUTPUT`;
+const STEER = "mention the exit code (agent run steer)";
 const README = "AGENT-RUN-README.md";
 const call = (name, args) => `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
 const squash = (s) => (s ?? "").replace(/\s+/g, " ").trim();
@@ -49,6 +51,10 @@ export default async function agentRun(t) {
     await waitFor("the turn to say it waits for the dialog", async () => squash(await live.innerText().catch(() => "")).includes("Run or Don't run in the dialog"), 10_000, 100);
     await page.screenshot({ path: path.join(OUT, "agent-run-dialog.png") });
     await dialog.getByRole("button", { name: "Run", exact: true }).click();
+    // While the command runs (it sleeps 2 s first), a steer: it goes in before the next model call.
+    await frame.locator("#input").fill(STEER);
+    await frame.locator("#input").press("Enter");
+    if (fs.existsSync(at(RAN))) checks.steerLate = true; // the command had already finished: the check below still holds
     await answered(frame, "AGENT RUN ANSWER", 60_000);
     if (fs.readFileSync(at(RAN), "utf8") !== "ran") throw new Error("the approved command did not run in the workspace folder");
     const calls = (await chatRequests(mockUrl)).filter((r) => r.messages.includes("(agent run check)"));
@@ -56,6 +62,7 @@ export default async function agentRun(t) {
     if (!system.includes("run_command")) throw new Error(`a trusted workspace's agent was not offered run_command: ${system.slice(0, 300)}`);
     const told = calls[calls.length - 1]?.messages ?? "";
     if (!told.includes("exited with code 0") || !told.includes("AGENT-RUN-OUTPUT")) throw new Error(`the model did not get the command's output: ${told.slice(-600)}`);
+    if (!told.includes(`The user says, while you work: ${STEER}`)) throw new Error(`the steer sent while the command ran did not reach the next model call: ${told.slice(-600)}`);
     checks.ran = true;
 
     // 2. A command planted in a README: the model obeys it, the user says Don't run, nothing runs.
@@ -72,7 +79,7 @@ export default async function agentRun(t) {
     const second = (await chatRequests(mockUrl)).filter((r) => r.messages.includes("(agent planted check)"));
     if (!(second[second.length - 1]?.messages ?? "").includes("Do not ask for it again")) throw new Error("the model was not told the command was declined");
     checks.declined = true;
-    log(`agent run: the modal showed the command, Run ran it (its output reached the model); a README's planted command was declined and never ran`);
+    log(`agent run: the modal showed the command, Run ran it (its output and a steer sent meanwhile reached the model); a README's planted command was declined and never ran`);
   } finally {
     for (const f of [RAN, PLANTED, README]) fs.rmSync(at(f), { force: true });
   }

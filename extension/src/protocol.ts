@@ -95,6 +95,8 @@ export interface AgentParams {
   allowWrites?: boolean;
   /** Offer run_command: each command is put to the user (a modal: Run / Don't run) and runs only on Run (sent in a trusted workspace only). */
   allowCommands?: boolean;
+  /** Commands that run without asking (the user settings' kestrel.agent.allowedCommands, never a workspace's). */
+  allowedCommands?: string[];
 }
 
 export interface AgentToolCall {

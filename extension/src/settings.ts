@@ -40,13 +40,20 @@ export const RESTRICTED_SETTINGS: readonly string[] = [
   "local.model", // which model llama.cpp loads
   "local.modelPath", // the file llama.cpp loads
   "nextEdit.enabled", // sends code after every edit
+  "agent.allowedCommands", // commands the agent runs without asking
 ];
 
 /**
- * Files that native code or TLS reads: only the user's (or the remote machine's) settings choose
- * them, never a workspace, trusted or not (`"scope": "machine"` in package.json).
+ * Files that native code or TLS reads, and the commands the agent runs unasked: only the user's (or
+ * the remote machine's) settings choose them, never a workspace, trusted or not (`"scope": "machine"`).
  */
-export const MACHINE_SETTINGS: readonly string[] = ["local.modelPath", "caBundle"];
+export const MACHINE_SETTINGS: readonly string[] = ["local.modelPath", "caBundle", "agent.allowedCommands"];
+
+/** The commands the user lets the agent run without asking (strings only; read through `config()`, so never a workspace's). */
+export function agentAllowedCommands(cfg: ConfigReader): string[] {
+  const v = cfg.get<unknown>("agent.allowedCommands");
+  return Array.isArray(v) ? v.filter((c): c is string => typeof c === "string" && c.trim() !== "").map((c) => c.trim()) : [];
+}
 
 /** What `WorkspaceConfiguration.inspect` reports for one key (the part we use). */
 export interface SettingLayers<T> {

@@ -56,6 +56,21 @@ describe("#agent", () => {
       "Proposed a change to a.py: failed (old_text is not in a.py: read_file shows its lines as they are now)"]);
   });
 
+  it("says what came of each command the agent asked to run", () => {
+    const run = (command: string, ok: boolean, result: string) => ({ name: "run_command", arguments: { command }, found: "text" as const, ok, result });
+    expect(stepLines({ id: "a", step: 1, calls: [
+      run("pytest -q", true, "`pytest -q` exited with code 0 after 1.2 s. Output:\n3 passed"),
+      run("pytest -q tests/test_" + "x".repeat(100), false, "`pytest ...` exited with code 1 after 0.5 s. Output:\nFAILED"),
+      run("touch pwned", false, "The user chose not to run `touch pwned`; it was not run. Do not ask for it again; go on without it or answer."),
+      run("sleep 60", false, "`sleep 60` was stopped by the user after 3.0 s. Output:\n(no output)"),
+      run("make", false, "`make` ran longer than 120 s and was ended. Output:\n..."),
+      run("", false, "run_command needs a `command`: the command line to run"),
+    ] })).toEqual([
+      "Ran “pytest -q”: exit code 0", `Ran “pytest -q tests/test_${"x".repeat(58)}…”: exit code 1`,
+      "Asked to run “touch pwned”: you chose not to", "Ran “sleep 60”: stopped", "Ran “make”: ended at the time limit",
+      "Ran “”: failed (run_command needs a `command`: the command line to run)"]);
+  });
+
   it("records the agent's answer as a chat answer, saying when it hit its step limit", () => {
     const done = asChatResult({ id: "a", text: "It is in utils.", steps: [] }, []);
     expect(done).toEqual({ id: "a", text: "It is in utils.", ttftMs: null, steers: [], lastSegment: "It is in utils." });

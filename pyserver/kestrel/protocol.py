@@ -115,6 +115,10 @@ class AgentParams:
     # Offer run_command: each command is put to the user (window/showMessageRequest: "Run" / "Don't run")
     # and runs in the workspace folder only on "Run". VS Code sends it in a trusted workspace only.
     allow_commands: bool | None = None
+    # With allow_commands: commands that run without asking (the user's own allow-list; VS Code: the
+    # user settings' kestrel.agent.allowedCommands, never a workspace's). An entry's words must begin the
+    # command, which must be one simple command (no shell operators, redirections or substitutions).
+    allowed_commands: list[str] | None = None
 
 
 @attrs.define(kw_only=True)

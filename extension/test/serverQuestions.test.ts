@@ -13,10 +13,11 @@ describe("the server's questions", () => {
 
   it("are modal: the first paragraph is the title, the command the detail, the actions its buttons", async () => {
     fake.answer = "Run";
-    const answer = await askModally({ type: 2, message: "Kestrel's agent asks to run a command in ws:\n\npytest -q", actions: [RUN, DONT] });
+    const answer = await askModally({ type: 2, message: "Kestrel's agent asks to run a command in ws:\n\npytest -q", actions: [DONT, RUN] });
     expect(answer).toEqual(RUN);
+    // In the server's order: the first is the dialog's default (Enter), which for a command is Don't run.
     expect(fake.warningCalls).toEqual([
-      { message: "Kestrel's agent asks to run a command in ws:", options: { modal: true, detail: "pytest -q" }, items: ["Run", "Don't run"] },
+      { message: "Kestrel's agent asks to run a command in ws:", options: { modal: true, detail: "pytest -q" }, items: ["Don't run", "Run"] },
     ]);
   });
 

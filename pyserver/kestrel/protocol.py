@@ -144,6 +144,7 @@ class AgentReviewParams:
     id: str  # the agent run
     files: list[str]  # the workspace files whose proposed changes wait for the user's review, as the model named them
     command: str | None = None  # or: the command whose approval the run waits for (files is then empty)
+    running: bool | None = None  # with command: it was approved (or allowed) and runs now; the step ends when it does
 
 
 @attrs.define(kw_only=True)

@@ -1,6 +1,6 @@
 // `#agent` asking to run commands (issue 29): the mock model's step is one `run_command` call. VS Code
 // shows the server's question as a modal dialog with the command as its detail, and the chat turn says
-// what it waits for. First question: Run → the command ran in the workspace folder (its file is on
+// what it waits for, then that it runs. First question: Run → the command ran in the workspace folder (its file is on
 // disk) and the model's next request holds its exit code and output, and a steer typed while the
 // command ran (Enter) is in that request too. Second question: a command
 // planted in a README (the model obeys the README) → Don't run → nothing ran, and the model was told
@@ -14,7 +14,7 @@ import { log, waitFor } from "../lib/util.mjs";
 
 const RAN = "kestrel-agent-ran.txt";
 const PLANTED = "kestrel-agent-planted.txt";
-const COMMAND = `sleep 2 && python3 -c "open('${RAN}', 'w').write('ran')" && echo AGENT-RUN-OUTPUT`;
+const COMMAND = `sleep 3 && python3 -c "open('${RAN}', 'w').write('ran')" && echo AGENT-RUN-OUTPUT`;
 const STEER = "mention the exit code (agent run steer)";
 const README = "AGENT-RUN-README.md";
 const call = (name, args) => `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
@@ -51,7 +51,8 @@ export default async function agentRun(t) {
     await waitFor("the turn to say it waits for the dialog", async () => squash(await live.innerText().catch(() => "")).includes("Run or Don't run in the dialog"), 10_000, 100);
     await page.screenshot({ path: path.join(OUT, "agent-run-dialog.png") });
     await dialog.getByRole("button", { name: "Run", exact: true }).click();
-    // While the command runs (it sleeps 2 s first), a steer: it goes in before the next model call.
+    await waitFor("the turn to say the command runs", async () => squash(await live.innerText().catch(() => "")).includes("Running"), 10_000, 100);
+    // While the command runs (it sleeps 3 s first), a steer: it goes in before the next model call.
     await frame.locator("#input").fill(STEER);
     await frame.locator("#input").press("Enter");
     if (fs.existsSync(at(RAN))) checks.steerLate = true; // the command had already finished: the check below still holds

@@ -504,7 +504,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       subs.push(onNotification(client, "kestrel/agentReview", (p) => {
         if (p.id !== id || !Array.isArray(p.files)) return;
         deltas.flush();
-        this.post({ type: "agentReview", files: p.files, command: typeof p.command === "string" ? p.command : undefined });
+        const command = typeof p.command === "string" ? p.command : undefined;
+        this.post({ type: "agentReview", files: p.files, command, running: command !== undefined && p.running === true });
       }));
     }
     const answer = forAgent

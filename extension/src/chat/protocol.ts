@@ -172,7 +172,7 @@ export type ToWebview =
   | { type: "delta"; delta: string }
   /** An agent step ended: the text streamed for it is done with (it held the tool calls); `lines` say what it did. */
   | { type: "agentStep"; lines: string[] }
-  | { type: "agentReview"; files: string[]; command?: string }
+  | { type: "agentReview"; files: string[]; command?: string; running?: boolean }
   | { type: "steered"; mark: SteerMark }
   /** The running answer's sources (the workspace code its prompt holds), before its first token. */
   | { type: "sources"; sources: SourceRef[]; searchMs?: number }

@@ -125,13 +125,14 @@ class AgentFeature:
             except ToolRefused as exc:
                 return ToolResult(False, str(exc))
             if allowed_unasked(command, allowed):
-                return (await run_command(command, root, lambda: agent_run.stopped)).for_model(command)
+                return await running(command, agent_run)
             self.core.notify("kestrel/agentReview", {"id": run_id, "files": [], "command": command})
             try:
                 answer = await self.core.server.window_show_message_request_async(types.ShowMessageRequestParams(
                     type=types.MessageType.Warning,
                     message=f"Kestrel's agent asks to run a command in {root.name}:\n\n{command}",
-                    actions=[types.MessageActionItem(title=RUN), types.MessageActionItem(title=DONT_RUN)]))
+                    # Don't run first: the default a stray Enter picks (VS Code's modal, Neovim's prompt).
+                    actions=[types.MessageActionItem(title=DONT_RUN), types.MessageActionItem(title=RUN)]))
             except Exception as exc:  # noqa: BLE001 - the client failed the request: nothing runs, the model is told
                 return ToolResult(False, f"the editor could not ask the user about `{command}` ({exc}); it was not run")
             if agent_run.stopped:
@@ -139,8 +140,11 @@ class AgentFeature:
             if answer is None or answer.title != RUN:
                 return ToolResult(False, f"The user chose not to run `{command}`; it was not run. Do not ask for it "
                                          "again; go on without it or answer.")
-            outcome = await run_command(command, root, lambda: agent_run.stopped)
-            return outcome.for_model(command)
+            return await running(command, agent_run)
+
+        async def running(command: str, agent_run: AgentRun) -> ToolResult:
+            self.core.notify("kestrel/agentReview", {"id": run_id, "files": [], "command": command, "running": True})
+            return (await run_command(command, root, lambda: agent_run.stopped)).for_model(command)
 
         return run
 

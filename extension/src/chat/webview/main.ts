@@ -385,8 +385,9 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
     case "agentReview":
       requestPending = false;
       if (!busy) setBusy(true);
-      (view.live ?? view.startLive()).review(msg.files, msg.command);
-      announcer.say(msg.command ? "Kestrel asks to run a command: answer the dialog" : "Kestrel proposes changes: review them in the Refactor Preview");
+      (view.live ?? view.startLive()).review(msg.files, msg.command, msg.running);
+      announcer.say(msg.running ? "Kestrel runs the command" : msg.command ? "Kestrel asks to run a command: answer the dialog"
+        : "Kestrel proposes changes: review them in the Refactor Preview");
       return;
     case "sources":
       requestPending = false;

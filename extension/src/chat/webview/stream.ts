@@ -103,10 +103,13 @@ export class LiveTurn {
 
   /** The step's changes wait in the Refactor Preview, or its command for the user's answer: its text (the
    * calls) gives way to where to look. */
-  review(files: string[], command?: string): void {
+  review(files: string[], command?: string, running?: boolean): void {
     this.flush();
-    this.text = command
-      ? `*Asks to run \`${command.replace(/`/g, "'")}\` in the workspace folder: Run or Don't run in the dialog.*`
+    const shown = (command ?? "").replace(/`/g, "'");
+    this.text = running
+      ? `*Running \`${shown}\` in the workspace folder… (Stop ends it.)*`
+      : command
+      ? `*Asks to run \`${shown}\` in the workspace folder: Run or Don't run in the dialog.*`
       : `*Proposed changes to ${files.map((f) => `\`${f}\``).join(", ")}: review them in the Refactor Preview ` +
         "(tick what to keep, then Apply; Discard keeps nothing).*";
     this.rebuild();

@@ -144,7 +144,10 @@ class AgentFeature:
 
         async def running(command: str, agent_run: AgentRun) -> ToolResult:
             self.core.notify("kestrel/agentReview", {"id": run_id, "files": [], "command": command, "running": True})
-            return (await run_command(command, root, lambda: agent_run.stopped)).for_model(command)
+            try:
+                return (await run_command(command, root, lambda: agent_run.stopped)).for_model(command)
+            except OSError as exc:  # /bin/sh missing, the folder gone: the model is told, the run goes on
+                return ToolResult(False, f"`{command}` could not be started ({exc.strerror or exc})")
 
         return run
 

@@ -431,3 +431,23 @@ describe("codebase answers", () => {
     }
   });
 });
+
+describe("#agent and the workspace's trust", () => {
+  const agentRequest = async (trusted: boolean) => {
+    fake.trusted = trusted;
+    // The user allows pytest; the workspace's own .vscode/settings.json tries to allow curl.
+    fake.settings = { "agent.allowedCommands": { defaultValue: [], globalValue: ["pytest"], workspaceFolderValue: ["curl"] } };
+    const h = harness();
+    await h.send({ type: "send", text: "#agent run the tests", chips: [] });
+    await settle();
+    return h.srv.requests.find((r) => r.method === "kestrel/agent")?.params;
+  };
+
+  it("a trusted workspace's agent may propose writes and ask to run commands, with the user's allow-list only", async () => {
+    expect(await agentRequest(true)).toEqual(expect.objectContaining({ allowWrites: true, allowCommands: true, allowedCommands: ["pytest"] }));
+  });
+
+  it("an untrusted workspace's agent reads only: no writes, no commands, no allow-list", async () => {
+    expect(await agentRequest(false)).toEqual(expect.objectContaining({ allowWrites: false, allowCommands: false, allowedCommands: [] }));
+  });
+});

@@ -56,14 +56,16 @@ export async function pingMs(input) {
   }));
 }
 
-/** Leaves things as the chat scenarios found them: `file` closed, a fresh chat, main.py with the
- *  cursor at its end, the mock answering COMPLETION. */
+/** Leaves things as the chat scenarios found them: `file` closed (null: the scenario opened none), a
+ *  fresh chat, main.py with the cursor at its end, the mock answering COMPLETION. */
 export async function leaveAsFound(t, frame, file) {
   const { page, mockUrl, openFile } = t;
-  await page.locator(".tab", { hasText: file }).first().click();
-  await page.locator(".tab.active", { hasText: file }).waitFor();
-  await page.locator(".tab.active .tab-actions .action-label").first().click();
-  await waitFor(`the ${file} tab to close`, async () => (await page.locator(".tab", { hasText: file }).count()) === 0, 10_000, 100);
+  if (file) {
+    await page.locator(".tab", { hasText: file }).first().click();
+    await page.locator(".tab.active", { hasText: file }).waitFor();
+    await page.locator(".tab.active .tab-actions .action-label").first().click();
+    await waitFor(`the ${file} tab to close`, async () => (await page.locator(".tab", { hasText: file }).count()) === 0, 10_000, 100);
+  }
   await frame.locator("#new").click();
   await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
   await openFile("main.py");

@@ -112,6 +112,8 @@ export default async function chatFiles(t) {
   const restoreDialog = page.locator(".monaco-dialog-box", { hasText: "Restore models.py to before Apply all?" });
   await restoreDialog.waitFor({ timeout: 20_000 });
   await restoreDialog.getByRole("button", { name: "Restore", exact: true }).click();
+  // Quick open while the dialog is still closing finds its input inert: wait until it is gone.
+  await restoreDialog.waitFor({ state: "detached", timeout: 20_000 });
   await openFile("models.py");
   await saveUntil("models.py", original.models, "Restore to put models.py back as before Apply all");
   await waitFor("the answer to say it was restored", async () => ((await twoFiles.locator(".applied").textContent().catch(() => "")) || "").startsWith("Restored models.py"), 15_000, 100);

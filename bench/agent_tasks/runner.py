@@ -14,6 +14,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from bench.edit_quality.lsp import apply_text_edits
 from bench.lsp_client import KestrelClient, client_capabilities, server_command, stop_server, wait_ready
 
 from .tasks import ALLOWED_COMMANDS, AgentTask
@@ -41,18 +42,7 @@ def apply_to_disk(edit: types.WorkspaceEdit) -> None:
             path.touch()
         elif isinstance(change, types.TextDocumentEdit):
             path = Path(change.text_document.uri.removeprefix("file://"))
-            text = path.read_text(encoding="utf-8")
-            lines = text.split("\n")
-            starts = [0]
-            for line in lines:
-                starts.append(starts[-1] + len(line) + 1)
-
-            def at(p: types.Position) -> int:
-                return min(starts[p.line] + p.character, len(text)) if p.line < len(lines) else len(text)
-
-            for e in sorted(change.edits, key=lambda e: at(e.range.start), reverse=True):
-                text = text[:at(e.range.start)] + e.new_text + text[at(e.range.end):]
-            path.write_text(text, encoding="utf-8")
+            path.write_text(apply_text_edits(path.read_text(encoding="utf-8"), list(change.edits)), encoding="utf-8")
 
 
 async def trial(task: AgentTask, env: dict[str, str], log: Any, n: int, kestrel_src: str | None = None) -> dict[str, Any]:

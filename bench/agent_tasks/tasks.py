@@ -165,7 +165,8 @@ def _rename_check(root: Path, old: str, new: str) -> Callable[[Path], tuple[bool
         if set(before) != set(after):
             return False, f"files added or removed: {sorted(set(before) ^ set(after))[:3]}"
         for rel in before:
-            if before[rel] != after[rel] or old in _names(before[rel]):
+            # An unchanged file is tokenized only when its text holds the old name at all.
+            if before[rel] != after[rel] or (old in before[rel] and old in _names(before[rel])):
                 why = renamed_as_asked(before[rel], after[rel], old, new)
                 if why:
                     return False, f"{rel}: {why}"

@@ -84,8 +84,7 @@ export function stepLines(step: AgentStepParams): string[] {
 }
 
 function firstLine(text: string | undefined): string {
-  const line = (text ?? "").split("\n", 1)[0].trim();
-  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+  return clip((text ?? "").split("\n", 1)[0].trim());
 }
 
 /** The agent's answer as the chat records an answer; a run that hit its step limit says so. */

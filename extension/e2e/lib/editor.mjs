@@ -11,12 +11,23 @@ export function workbenchHelpers(page) {
   const toast = (text) => page.locator(".notifications-toasts .notification-toast", { hasText: text }).first();
   /** Quick open (Ctrl+P) `name`, wait for its tab, click into it; returns its editor. */
   const openFile = async (name) => {
-    await page.keyboard.press("Control+P");
-    await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
-    await page.locator(".quick-input-widget input").fill(name);
-    // The *focused* row, not just any row: until quick open has re-filtered, the focused row is
-    // still the most recently opened file and Enter would reopen that one.
-    await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: name }).first().waitFor();
+    const input = page.locator(".quick-input-widget input");
+    // Quick open can close under us: after a modal dialog it opened, was inert, then hid when the
+    // dialog's focus restore landed (CI, stop 43). A user would press Ctrl+P again; so do we.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await page.keyboard.press("Control+P");
+        await input.waitFor({ state: "visible", timeout: 10_000 });
+        await input.fill(name, { timeout: 10_000 });
+        // The *focused* row, not just any row: until quick open has re-filtered, the focused row is
+        // still the most recently opened file and Enter would reopen that one.
+        await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: name }).first().waitFor({ timeout: 15_000 });
+        break;
+      } catch (e) {
+        if (attempt >= 3) throw e;
+        log(`quick open for ${name} closed before it was used (attempt ${attempt}), pressing Ctrl+P again`);
+      }
+    }
     await page.keyboard.press("Enter");
     await page.locator(".tab.active", { hasText: name }).waitFor();
     const ed = page.locator(".editor-instance .monaco-editor").first();

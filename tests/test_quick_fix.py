@@ -16,3 +16,29 @@ def test_a_fix_is_asked_for_the_enclosing_function_or_only_the_faulty_lines():
     data = '{\n  "a": 1,\n  "b": 2,\n}\n'
     r = fix_region(data, 2, 2)
     assert data[r.start : r.end] == '  "b": 2,'  # JSON: the line, never its closing brace
+
+
+def test_a_brace_language_fix_is_asked_for_the_statement_holding_the_diagnostic():
+    """A TypeScript diagnostic inside a class is fixed in its statement, never the whole class (the
+    Python walk took a `class` line for a block head and asked a small model to rewrite hundreds of
+    lines); a statement longer than MAX_STATEMENT_LINES, and a file that does not parse there, keep
+    the diagnostic's own lines."""
+    from kestrel.edits.quick_fix import fix_region
+    from kestrel.edits.statement_region import MAX_STATEMENT_LINES
+
+    src = ("export class A {\n  run(x: number) {\n    let y = x + 1\n    if (x > 2)\n      return \"a\" +\n"
+           "        y;\n    for (const k of [1, 2]) console.log(k)\n    return y\n  }\n}\n")
+
+    def lines(first: int, last: int, language: str = "typescript") -> tuple[int, int, str]:
+        r = fix_region(src, first, last, language)
+        return r.start_line, r.end_line, src[r.start : r.end]
+
+    assert lines(2, 2)[:2] == (2, 2)  # `let y = ...`: its own line
+    assert lines(4, 4) == (3, 5, '    if (x > 2)\n      return "a" +\n        y;')  # curly: the whole `if`
+    assert lines(5, 5)[:2] == (3, 5)  # one operand of the concatenation: the statement
+    assert fix_region(src, 4, 4, "typescript").problem_line == 4
+    assert lines(4, 4, "go")[:2] == (4, 4)  # not Go: the parse fails there, the line stays
+    assert lines(4, 4, "plaintext")[:2] == (4, 4)  # no grammar
+    long = "function f() {\n  if (a)\n    g(" + ",\n      1" * MAX_STATEMENT_LINES + ")\n}\n"
+    r = fix_region(long, 2, 2, "typescript")
+    assert (r.start_line, r.end_line) == (2, 2)

@@ -87,9 +87,15 @@ def fix_messages(text: str, region: Region, message: str, language: str, path: s
 _BLOCK_HEAD = re.compile(r"^(async\s+def|def|class)\s")
 
 
-def fix_region(text: str, first_line: int, last_line: int) -> Region:
-    """The function or class holding the diagnostic's lines (the innermost one); elsewhere just
-    those lines."""
+def fix_region(text: str, first_line: int, last_line: int, language: str = "python") -> Region:
+    """Python: the function or class holding the diagnostic's lines (the innermost one); elsewhere
+    just those lines. A language tree-sitter parses: the statement holding them (statement_region.py)."""
+    if language != "python":
+        from .statement_region import statement_lines
+
+        start, end = statement_lines(text, language, first_line, last_line) or (first_line, last_line)
+        lo, hi = line_span(text, start, end)
+        return Region(start, end, lo, hi, problem_line=first_line, problem_end_line=last_line)
     start, end, line = first_line, last_line, first_line
     for _ in range(50):  # walk out through the enclosing blocks (if/for/with ...) to a def or class
         outer, outer_end = enclosing_block(text, line)  # (the line's own block when it is a def line)

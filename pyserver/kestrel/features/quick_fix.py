@@ -80,7 +80,7 @@ class QuickFixFeature:
         if doc.version != data.get("version"):
             raise ProviderError("the document changed since the fix was offered: ask for the fix again")
         text, version = doc.source, doc.version
-        region = fix_region(text, int(data["startLine"]), int(data["endLine"]))
+        region = fix_region(text, int(data["startLine"]), int(data["endLine"]), doc.language_id or "")
         problem = Problem(data.get("message", ""), data.get("code"), data.get("source"))
         edits, made_by = await compute_fix_made_by(
             provider, text, region, problem, doc.language_id or "", core.documents.path(uri), core.documents.encoding(),

@@ -42,3 +42,25 @@ def test_a_brace_language_fix_is_asked_for_the_statement_holding_the_diagnostic(
     long = "function f() {\n  if (a)\n    g(" + ",\n      1" * MAX_STATEMENT_LINES + ")\n}\n"
     r = fix_region(long, 2, 2, "typescript")
     assert (r.start_line, r.end_line) == (2, 2)
+
+
+def test_brace_language_answers_that_change_nothing_or_use_made_up_names_are_caught():
+    from kestrel.edits.brace_checks import made_up_name, reindent, same_program
+
+    doc = 'function f(items: string[]) {\n  if (items.length) return "a" + items[0];\n  return ""\n}\n'
+    relaid = 'function f(items: string[]) {\n  if (items.length)\n      return "a" + items[0]   // first\n  return "";\n}\n'
+    assert same_program(doc, relaid, "typescript")  # layout, a comment, `;`: the same program
+    braced = doc.replace('return "a" + items[0];', '{ return "a" + items[0]; }')
+    assert not same_program(doc, braced, "typescript")
+    assert not same_program(doc, doc.replace('"a"', '"b"'), "typescript")  # a string is code
+    assert not same_program(doc, doc, "plaintext")  # no grammar: never "the same"
+    # Names: one the file never mentions is made up; the file's own, a global, one the answer declares are not.
+    assert made_up_name(doc, '  if (items.length) { return `a${prefix}` }', "typescript") == "prefix"
+    assert made_up_name(doc, '  if (items.length) { return `a${items[0]}` }', "typescript") is None
+    assert made_up_name(doc, '  if (!items.length) throw new Error(JSON.stringify(items))', "typescript") is None
+    assert made_up_name(doc, '  const first = items[0]\n  if (first) return first', "typescript") is None
+    assert made_up_name(doc, "  x := items[0]", "go") is None
+    assert made_up_name(doc, "  anything(at, all)", "plaintext") is None  # no grammar: no check
+    # An answer at its own indentation goes to the region's.
+    assert reindent("if (a) {\n  b()\n}", "    if (a) b()") == "    if (a) {\n      b()\n    }"
+    assert reindent("    x()", "    y()") == "    x()"

@@ -16,10 +16,11 @@ from ..context.window import line_span, line_start_offset
 from ..providers.base import Provider, ProviderError
 from ..providers.collect import collect
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
+from .brace_checks import made_up_name, reindent, same_program
 from .inline_edit import enclosing_block
 from .imports import missing_imports, undefined_name
 from .repairs import missing_token, similar_name
-from .validate import lint_problem, syntax_error
+from .validate import changed_rows, lint_problem, syntax_error
 
 CONTEXT_LINES = 40
 
@@ -81,6 +82,12 @@ def fix_messages(text: str, region: Region, message: str, language: str, path: s
             f"{region.end_line + 1}")
     user = (f"```{language}\n{text[ctx_start:ctx_end]}\n```\n{path}, line {region.problem_line + 1}: {message}\n\n"
             f"Fix this. Reply with {what} in a code block.")
+    if language != "python":
+        # The statement shown again, last: asked only for "lines N-M" after 80 lines of context, the
+        # 0.5B wrote the context out from its top and never reached them (TypeScript, 12 of 12).
+        user = (f"```{language}\n{text[ctx_start:ctx_end]}\n```\n{path}, line {region.problem_line + 1}: {message}\n\n"
+                f"The problem is in lines {region.start_line + 1}-{region.end_line + 1}:\n```{language}\n"
+                f"{text[region.start:region.end]}\n```\nFix it. Reply with only these lines, corrected, in a code block.")
     return [{"role": "system", "content": FIX_INSTRUCTIONS}, {"role": "user", "content": user}]
 
 
@@ -164,10 +171,13 @@ async def compute_fix_made_by(
     for attempt in range(2):
         answer = await collect(provider, messages, prediction=old_region, deterministic=True)  # mostly unchanged text
         rewritten = clean_rewrite(answer, old_region)
-        target = region if _starts_alike(rewritten, old_region) else region.narrow(text)  # just the faulty lines?
-        new_text = apply_answer(text, target, clean_rewrite(answer, text[target.start : target.end]))
-        if new_text == text:
-            return [], MADE_BY_MODEL
+        if language == "python":
+            target = region if _starts_alike(rewritten, old_region) else region.narrow(text)  # just the faulty lines?
+            new_text = apply_answer(text, target, clean_rewrite(answer, text[target.start : target.end]))
+        else:
+            new_text = apply_answer(text, region, reindent(rewritten, old_region))
+        if new_text == text or (language != "python" and same_program(text, new_text, language)):
+            return [], MADE_BY_MODEL  # the same code again (or only its layout): nothing to change
         reason = why_not(text, new_text, problem, language, path)
         if not reason:
             return edits_to(new_text), MADE_BY_MODEL
@@ -210,6 +220,11 @@ def why_not(text: str, new_text: str, problem: Problem, language: str, path: str
     # file that parsed; one half-typed elsewhere is not the fix's fault.
     if broken and (language == "python" or not syntax_error(text, language)):
         return f"the result does not parse ({broken})"
+    if language != "python":
+        first, last = changed_rows(text, new_text)  # 1-based
+        name = made_up_name(text, "\n".join(new_text.split("\n")[first - 1 : last]), language)
+        if name:
+            return f"it uses `{name}`, which this file never mentions"
     # ruff's own diagnostic is checked by rule; any linter's fix must not bring new findings.
     fixing = (problem.code, problem.message) if problem.source == "ruff" and problem.code else None
     linted = lint_problem(text, new_text, path, language, fixing)

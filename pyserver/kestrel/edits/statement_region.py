@@ -27,7 +27,7 @@ def statement_lines(text: str, language: str, first_line: int, last_line: int) -
     """(first, last) line, 0-based and inclusive, of the statement holding lines `first_line`..
     `last_line`; None when the language has no grammar here, the file does not parse there, or the
     statement is longer than MAX_STATEMENT_LINES."""
-    parser = _parser(language)
+    parser = parser_for(language)
     if parser is None:
         return None
     data = text.encode("utf-8", "surrogatepass")
@@ -50,7 +50,7 @@ def statement_lines(text: str, language: str, first_line: int, last_line: int) -
     return min(first, first_line), max(last, last_line)
 
 
-def _parser(language: str) -> Any:
+def parser_for(language: str) -> Any:
     from ..completion.guards import guard_for
 
     guard = guard_for(language)

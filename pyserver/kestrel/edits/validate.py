@@ -121,7 +121,7 @@ def without_new_unused_imports(before: str, after: str, path: str, language: str
     return after
 
 
-def _changed_rows(before: str, after: str) -> tuple[int, int]:
+def changed_rows(before: str, after: str) -> tuple[int, int]:
     """1-based first and last row of `after` that differ from `before` (common head/tail removed)."""
     a, b = before.split("\n"), after.split("\n")
     head = 0
@@ -146,6 +146,6 @@ def lint_problem(before: str, after: str, path: str, language: str, fixing: tupl
     fresh = [f for f in found if f[:2] not in known and f[:2] != fixing]
     if fresh and syntax_error(before, language):
         # A file that did not parse hid its other findings: only those in the edited lines count.
-        first, last = _changed_rows(before, after)
+        first, last = changed_rows(before, after)
         fresh = [f for f in fresh if first <= f[2] <= last]
     return f"it brings {fresh[0][0]}: {fresh[0][1]}" if fresh else ""

@@ -64,3 +64,16 @@ def test_brace_language_answers_that_change_nothing_or_use_made_up_names_are_cau
     # An answer at its own indentation goes to the region's.
     assert reindent("if (a) {\n  b()\n}", "    if (a) b()") == "    if (a) {\n      b()\n    }"
     assert reindent("    x()", "    y()") == "    x()"
+
+
+def test_a_brace_language_fix_that_takes_out_a_name_the_file_still_uses_is_refused():
+    from kestrel.edits.brace_checks import dropped_name
+
+    doc = ("function f(options: Opts) {\n  let {\n    isImmutable = dflt,\n    warnAfter = 32,\n  } = options\n"
+           "  return isImmutable(warnAfter)\n}\n")
+    wrong = "function f(options: Opts) {\n  let ignored: any[] = [];\n  return isImmutable(warnAfter)\n}\n"
+    assert dropped_name(doc, wrong, 2, 5, "typescript") in {"isImmutable", "warnAfter", "options"}
+    right = doc.replace("  let {", "  const {")
+    assert dropped_name(doc, right, 2, 2, "typescript") is None
+    unused = "function g() {\n  const unused = 1\n  return 2\n}\n"  # a name used nowhere else may go
+    assert dropped_name(unused, "function g() {\n  return 2\n}\n", 2, 2, "typescript") is None

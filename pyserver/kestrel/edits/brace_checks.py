@@ -103,5 +103,35 @@ def made_up_name(document: str, answer: str, language: str) -> str | None:
     return None
 
 
+def dropped_name(before: str, after: str, first: int, last: int, language: str) -> str | None:
+    """A bare identifier lines `first`..`last` (1-based) of `before` use that the rewritten lines
+    of `after` no longer do, though the rest of the file still uses it (a binding or a use taken out
+    from under the code around it); None when there is none (or no grammar)."""
+    old_lines, new_lines = before.split("\n"), after.split("\n")
+    tail = len(old_lines) - last  # the lines after the change, in both
+    old_part = "\n".join(old_lines[first - 1 : last])
+    new_part = "\n".join(new_lines[first - 1 : len(new_lines) - tail])
+    rest = "\n".join(old_lines[: first - 1] + old_lines[last:])
+    kept = set(re.findall(r"[A-Za-z_$][\w$]*", new_part))
+    for name in _identifiers(old_part, language):
+        if name not in kept and re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", rest):
+            return name
+    return None
+
+
+def _identifiers(text: str, language: str) -> list[str]:
+    parser = parser_for(language)
+    if parser is None:
+        return []
+    out: list[str] = []
+    stack: list[Any] = [parser.parse(text.encode("utf-8", "surrogatepass")).root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("identifier", "shorthand_property_identifier_pattern", "shorthand_property_identifier"):
+            out.append(node.text.decode("utf-8", "replace"))
+        stack.extend(node.children)
+    return list(dict.fromkeys(out))
+
+
 def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]

@@ -16,7 +16,7 @@ from ..context.window import line_span, line_start_offset
 from ..providers.base import Provider, ProviderError
 from ..providers.collect import collect
 from .diff import clean_rewrite, minimal_edits, to_lsp_edits, trim_context_echo
-from .brace_checks import made_up_name, reindent, same_program
+from .brace_checks import dropped_name, made_up_name, reindent, same_program
 from .inline_edit import enclosing_block
 from .imports import missing_imports, undefined_name
 from .repairs import missing_token, similar_name
@@ -221,10 +221,17 @@ def why_not(text: str, new_text: str, problem: Problem, language: str, path: str
     if broken and (language == "python" or not syntax_error(text, language)):
         return f"the result does not parse ({broken})"
     if language != "python":
-        first, last = changed_rows(text, new_text)  # 1-based
-        name = made_up_name(text, "\n".join(new_text.split("\n")[first - 1 : last]), language)
+        first, last = changed_rows(text, new_text)  # 1-based, in new_text
+        changed = "\n".join(new_text.split("\n")[first - 1 : last])
+        name = made_up_name(text, changed, language)
         if name:
             return f"it uses `{name}`, which this file never mentions"
+        old_last = last + text.count("\n") - new_text.count("\n")
+        name = dropped_name(text, new_text, first, max(old_last, first - 1), language)
+        if name:
+            return f"it takes `{name}` out, but the rest of the file still uses it"
+        if len(problem.message) >= 12 and problem.message in changed and problem.message not in text:
+            return "it writes the diagnostic's message into the code"
     # ruff's own diagnostic is checked by rule; any linter's fix must not bring new findings.
     fixing = (problem.code, problem.message) if problem.source == "ruff" and problem.code else None
     linted = lint_problem(text, new_text, path, language, fixing)

@@ -19,10 +19,10 @@ def diagnostic() -> types.Diagnostic:
     )
 
 
-def action_params(d: types.Diagnostic | None = None) -> types.CodeActionParams:
+def action_params(d: types.Diagnostic | None = None, uri: str = URI) -> types.CodeActionParams:
     d = d or diagnostic()
     return types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=URI), range=d.range,
+        text_document=types.TextDocumentIdentifier(uri=uri), range=d.range,
         context=types.CodeActionContext(diagnostics=[d]),
     )
 
@@ -34,9 +34,9 @@ def a_diagnostic(line: int, start: int, end_line: int, end: int, message: str, s
                             message=message, source=source, code=code)
 
 
-async def resolved_fix(client, d: types.Diagnostic | None = None) -> types.CodeAction:
+async def resolved_fix(client, d: types.Diagnostic | None = None, uri: str = URI) -> types.CodeAction:
     """List the actions for the diagnostic, pick "Fix with Kestrel", resolve it (VS Code's path)."""
-    actions = await client.text_document_code_action_async(action_params(d))
+    actions = await client.text_document_code_action_async(action_params(d, uri))
     return await client.code_action_resolve_async(actions[0])
 
 
@@ -182,3 +182,51 @@ async def test_a_real_module_use_gets_its_import_marked_as_a_rule_fix(mock):
         assert text_edit.new_text == "import re\n" and text_edit.range.start.line == 0
         assert "/v1/chat/completions" not in mock.stats()["requests"]
         assert resolved.data["madeBy"] == "rule:import"  # told apart from a model's fix (the eval counts both)
+
+
+TS_URI = "file:///work/guard.ts"
+TS_SOURCE = ("export class Guard {\n  check(items: string[]): string {\n    if (items.length)\n      return items[0];\n"
+             "    return \"\"\n  }\n}\n")
+
+
+def curly() -> types.Diagnostic:
+    return a_diagnostic(3, 6, 3, 22, "Expected { after 'if' condition.", "eslint", "curly")
+
+
+async def test_a_typescript_fix_asks_for_the_statement_and_comes_back_at_its_indentation(mock):
+    """The model is shown the `if` statement the diagnostic sits in (not the class the old walk took
+    for a Python block) and asked for it alone; its answer at column 0 is put at the statement's
+    indentation."""
+    mock.configure(text="```typescript\nif (items.length) {\n  return items[0];\n}\n```\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, TS_URI, TS_SOURCE, language="typescript")
+        resolved = await resolved_fix(client, curly(), TS_URI)
+        assert resolved.data["madeBy"] == "model"
+        lines = TS_SOURCE.split("\n")
+        for e in reversed(resolved.edit.document_changes[0].edits):
+            start = sum(len(ln) + 1 for ln in lines[: e.range.start.line]) + e.range.start.character
+            end = sum(len(ln) + 1 for ln in lines[: e.range.end.line]) + e.range.end.character
+            joined = "\n".join(lines)
+            lines = (joined[:start] + e.new_text + joined[end:]).split("\n")
+        assert "\n".join(lines) == TS_SOURCE.replace("    if (items.length)\n      return items[0];\n",
+                                                     "    if (items.length) {\n      return items[0];\n    }\n")
+        asked = mock.stats()["last_request"]["messages"][-1]["content"]
+        assert "The problem is in lines 3-4:\n```typescript\n    if (items.length)\n      return items[0];\n```" in asked
+
+
+async def test_a_typescript_answer_that_retypes_the_statement_or_makes_up_a_name_is_not_offered(mock):
+    mock.configure(text="```typescript\n    if (items.length)\n        return items[0]   // first\n```\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, TS_URI, TS_SOURCE, language="typescript")
+        resolved = await resolved_fix(client, curly(), TS_URI)
+        assert not resolved.edit.document_changes[0].edits  # the same program again: nothing to change
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+    mock.reset()
+    mock.configure(text="```typescript\n    if (items.length) {\n      return prefix + items[0];\n    }\n```\n")
+    async with kestrel(mock_options(mock)) as client:
+        open_doc(client, TS_URI, TS_SOURCE, language="typescript")
+        resolved = await resolved_fix(client, curly(), TS_URI)
+        assert resolved.edit is None
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 2  # told why, asked once more
+        await wait_for(lambda: any("`prefix`, which this file never mentions" in m.message for m in client.messages),
+                       what="the reason")

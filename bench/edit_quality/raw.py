@@ -71,8 +71,12 @@ def window_messages(task: EditTask) -> list[dict[str, str]]:
     shown = "\n".join(lines[max(first - CONTEXT_LINES, 0) : last + CONTEXT_LINES + 1])
     d = task.diagnostic or {}
     what = f"line {first + 1}" if first == last else f"lines {first + 1}-{last + 1}"
+    # The asked-for lines shown again, last, as Kestrel's prompt does (quick_fix.fix_messages): both see
+    # the same facts in the same form; Kestrel's own choice is which lines (the statement) to ask for.
+    asked = "\n".join(lines[first : last + 1])
     user = (f"```{task.language}\n{shown}\n```\ntasks/{task.filename}, line {first + 1}: {d['source']} {d['code']}: "
-            f"{d['message']}\n\nFix this. Reply with the corrected {what} in a code block.")
+            f"{d['message']}\n\nThe problem is in {what}:\n```{task.language}\n{asked}\n```\n"
+            "Fix it. Reply with only these lines, corrected, in a code block.")
     system = SYSTEM.replace("Python", _LANGUAGE_NAMES.get(task.language, task.language))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -120,7 +120,9 @@ def test_raw_sees_the_lines_around_the_finding_and_its_answer_goes_over_the_line
     user = msgs[1]["content"]
     assert user.startswith("```typescript\n") and "let prefix = 'item-'" in user
     assert "tasks/label.ts, line 4: eslint prefer-const: 'prefix' is never reassigned" in user
-    assert user.endswith("Reply with the corrected line 4 in a code block.")
+    # the asked-for line again, last, as Kestrel's prompt shows its statement
+    assert user.endswith("The problem is in line 4:\n```typescript\n  let prefix = 'item-'\n```\n"
+                         "Fix it. Reply with only these lines, corrected, in a code block.")
     assert raw.apply_lines(t, "  const prefix = 'item-'") == t.original
 
 

@@ -11,7 +11,10 @@ export default async function crashRestart(t) {
   if (!serverPid) throw new Error("could not find the kestrel-lsp process under code-server");
   process.kill(serverPid, "SIGKILL");
   log("killed kestrel-lsp pid", serverPid);
-  await toast("stopped unexpectedly and was restarted (1/5").waitFor({ timeout: 60_000 });
+  const restarted = toast("stopped unexpectedly and was restarted (1/5");
+  await restarted.waitFor({ timeout: 60_000 });
+  // Read now: a toast hides after a while, and under load the completion below can outlast it (fresh clone, 2026-11-29).
+  const toastText = (await restarted.innerText()).replace(/\s+/g, " ").trim();
   await waitFor("a new kestrel-lsp process", () => {
     const pid = findServerPid(codeServer.pid);
     return pid && pid !== serverPid;
@@ -19,7 +22,7 @@ export default async function crashRestart(t) {
   await waitFor("Kestrel ready after the restart", async () => /Kestrel (ready|thinking)/.test(await statusText()), 60_000, 200);
   const seenBefore = proxy.seen.length;
   await completesAgain(t, "after the restart", "w = ");
-  results.checks.crashRestart = { toast: (await toast("restarted").innerText()).replace(/\s+/g, " ").trim() };
+  results.checks.crashRestart = { toast: toastText };
   results.checks.apiKeyAfterRestart = proxy.seen.slice(seenBefore).some((h) => h === `Bearer ${API_KEY}`);
   if (!results.checks.apiKeyAfterRestart) throw new Error("the restarted server did not get the API key");
   log("restarted after a crash:", results.checks.crashRestart.toast);

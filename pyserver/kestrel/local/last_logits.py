@@ -1,14 +1,10 @@
-"""The embedded model computes the logits of the last token of each batch only, not of every prompt token.
+"""The embedded model computes the logits of each batch's last token only, not of every prompt token.
 
-llama_cpp.server builds its model with `logits_all=True` (its default), because llama-cpp-python
-refuses `logprobs` without it. That flag has llama.cpp run the output layer over every prompt token and
-copies each row (the vocabulary: 151,936 floats for Qwen2.5-Coder) into a numpy array sized n_ctx × vocab.
-Nothing Kestrel asks needs those rows: sampling reads the last token's logits, and the log probabilities
-the line scan asks for are of *generated* tokens, each of which is decoded in a batch of its own.
-
-Measured on 2 cores, the 0.5B, 12 real Go files' FIM prompts (473–2,200 tokens), the same greedy answers:
-a cold prompt pass takes 0.77× the time (median per prompt) and the process no longer fills ~600 KB
-of RAM per prompt token. Why and how it is checked: docs/design-notes.md#pyserverkestrellocallast_logitspy
+llama_cpp.server builds its model with `logits_all=True` (llama-cpp-python refuses `logprobs` without it):
+llama.cpp then runs the output layer over every prompt token and each row (151,936 floats on Qwen2.5-Coder)
+is copied into an n_ctx × vocabulary array. Nothing Kestrel asks reads those rows. Measured: a cold prompt
+pass 0.75× as long, the same answers, half the memory (bench local_model section 4).
+Why and how it is checked: docs/design-notes.md#pyserverkestrellocallast_logitspy
 """
 
 from __future__ import annotations

@@ -48,6 +48,33 @@ def test_answers_and_generated_log_probabilities_are_stock_llama_cpps():
     assert answer(ours) == want  # again, with the prompt's cached tokens reused
 
 
+def streamed_logprobs(llm, top: int) -> list[tuple[str, float, dict[str, float]]]:
+    llm.reset()
+    out = []
+    for chunk in llm.create_completion(PROMPT, max_tokens=12, temperature=0, stream=True, logprobs=top):
+        lp = chunk["choices"][0]["logprobs"]
+        if lp:
+            out += zip(lp["tokens"], lp["token_logprobs"], lp["top_logprobs"])
+    return out
+
+
+def test_streamed_logprobs_are_stock_llama_cpps_alternatives_included():
+    import llama_cpp
+
+    from kestrel.local.last_logits import LastTokenLogitsLlama
+
+    stock = llama_cpp.Llama(smollm(), n_ctx=1024, n_threads=2, logits_all=True, verbose=False)
+    ours = LastTokenLogitsLlama(smollm(), n_ctx=1024, n_threads=2, logits_all=True, verbose=False)
+    want, got = streamed_logprobs(stock, 3), streamed_logprobs(ours, 3)
+    assert [t for t, _, _ in got] == [t for t, _, _ in want] and len(want) == 12
+    for (_, lp, top), (_, lp_want, top_want) in zip(got, want):
+        assert lp == pytest.approx(lp_want, abs=1e-3)
+        assert top.keys() == top_want.keys() and len(top) >= 3
+        assert all(top[k] == pytest.approx(top_want[k], abs=1e-3) for k in top)
+    assert ours._logprobs is None  # the request's processor is not left behind for the next one
+    assert answer(ours) == answer(stock)
+
+
 def test_the_prompt_pass_computes_no_logits_for_earlier_prompt_tokens():
     import numpy as np
 

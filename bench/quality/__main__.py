@@ -32,6 +32,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--limit", type=int, default=None, help="at most N tasks per set (a quick check)")
     p.add_argument("--sets", default=",".join(data.SETS),
                    help="comma-separated Python sets: " + ", ".join(data.SETS) + " (none: only --languages)")
+    p.add_argument("--language-sets", default="line,block",
+                   help="comma-separated: line, block (the language tasks to run; a check of a change that "
+                        "touches one kind)")
     p.add_argument("--languages", default=",".join(lang_sources.LANGUAGES),
                    help="comma-separated: " + ", ".join(lang_sources.LANGUAGES) + " (ts, js, rs also; none: only "
                         "the Python sets); line and block tasks from real package code, --full: ten times the sample")
@@ -197,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             sets=sets, placements=placements, limit=args.limit, seed=args.seed, timeout=args.timeout,
             label="full" if args.full else "sample", kestrel_src=args.kestrel_src, peers=peers,
             languages=languages, lang_full=args.full,
+            lang_sets=tuple(x.strip() for x in args.language_sets.split(",") if x.strip()),
         ))
         bad = {k: v for k, v in doc["counts"].items() if v != data.EXPECTED_COUNTS[k]}
         if bad:

@@ -232,6 +232,7 @@ async def run(
     peers: tuple[str, ...] = (),
     languages: tuple[str, ...] = (),
     lang_full: bool = False,
+    lang_sets: tuple[str, ...] = ("line", "block"),
 ) -> dict[str, Any]:
     """Plan, evaluate, summarize. The result has `records` (per task) next to the summary, and
     with `languages` a `languages` part (its own summary and records)."""
@@ -242,6 +243,7 @@ async def run(
 
         lang, lang_counts = lang_tasks.plan(languages, lang_tasks.FULL_SAMPLE if lang_full else lang_tasks.DEFAULT_SAMPLE,
                                             lang_sources.packages(languages), limit)
+        lang = {lg: {k: v for k, v in sets_.items() if k in lang_sets} for lg, sets_ in lang.items()}
     source = kestrel_source(kestrel_src)  # before the run: the code the server process loads
     out = await evaluate(tasks, model_path=model_path, logs=logs, placements=placements, timeout=timeout,
                          kestrel_src=kestrel_src, peers=peers, lang=lang)

@@ -74,6 +74,10 @@ class CompletionSettings:
     # endpoint's pace from its streams (while a budget is set) and cuts the windows above to fit
     # (completion/pace.py).
     latency_budget_ms: int = 0
+    # A one-line suggestion whose tokens the model itself gives a joint probability below this is not
+    # shown (0: off). Asked of `fim` endpoints only (their log probabilities come with the stream).
+    # Why 5 %: docs/design-notes.md#pyserverkestrelcompletionconfidencepy
+    min_line_probability: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,7 @@ _CAMEL = {
     "chatMaxTokens": "chat_max_tokens",
     "prepareNext": "prepare_next",
     "latencyBudgetMs": "latency_budget_ms",
+    "minLineProbability": "min_line_probability",
     "wsRotateSeconds": "ws_rotate_s",
     "modelPath": "model_path",
     "caBundle": "ca_bundle",
@@ -377,6 +382,9 @@ def _validate(s: Settings) -> Settings:
             raise SettingsError(f"completion.{name} must be a positive integer")
     if not isinstance(c.latency_budget_ms, int) or c.latency_budget_ms < 0:
         raise SettingsError("completion.latencyBudgetMs must be 0 (no limit) or a positive number of milliseconds")
+    if isinstance(c.min_line_probability, bool) or not isinstance(c.min_line_probability, (int, float)) \
+            or not 0 <= c.min_line_probability < 1:
+        raise SettingsError("completion.minLineProbability must be a number from 0 (off) to below 1")
     model_path = s.local.model_path
     if model_path and not os.path.isabs(os.path.expanduser(str(model_path))):
         # Relative to what? The server's working directory, which can be an untrusted workspace.

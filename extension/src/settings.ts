@@ -99,6 +99,8 @@ export interface ServerSettings {
     repositoryContext: boolean;
     prepareNext: boolean;
     latencyBudgetMs: number;
+    /** A one-line suggestion the model gives less than this joint probability is not shown (0: off). */
+    minLineProbability: number;
   };
   chat: {
     codebase: boolean;
@@ -134,6 +136,12 @@ function int(cfg: ConfigReader, key: string, fallback: number, min: number, max:
   const v = cfg.get<unknown>(key);
   if (typeof v !== "number" || !Number.isFinite(v)) return fallback;
   return Math.min(max, Math.max(min, Math.round(v)));
+}
+
+/** A number in [0, 1): anything else is the default (the server refuses 1 and above). */
+function fraction(cfg: ConfigReader, key: string, fallback: number): number {
+  const v = cfg.get<unknown>(key);
+  return typeof v === "number" && Number.isFinite(v) && v >= 0 && v < 1 ? v : fallback;
 }
 
 function bool(cfg: ConfigReader, key: string, fallback: boolean): boolean {
@@ -228,6 +236,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
       repositoryContext: bool(cfg, "completion.repositoryContext", true),
       prepareNext: bool(cfg, "completion.prepareNext", true),
       latencyBudgetMs: int(cfg, "completion.latencyBudgetMs", 0, 0, 60000),
+      minLineProbability: fraction(cfg, "completion.minLineProbability", 0.05),
     },
     chat: {
       codebase: bool(cfg, "chat.codebase", true),

@@ -31,6 +31,7 @@ describe("buildServerSettings", () => {
         "completion.repositoryContext": false,
         "completion.prepareNext": false,
         "completion.latencyBudgetMs": 400,
+        "completion.minLineProbability": 0.1,
         "chat.codebase": false,
         "chat.maxTokens": 900,
         "local.enabled": false,
@@ -53,15 +54,23 @@ describe("buildServerSettings", () => {
         repositoryContext: false,
         prepareNext: false,
         latencyBudgetMs: 400,
+        minLineProbability: 0.1,
       },
       chat: { codebase: false, maxTokens: 900 },
       local: { enabled: false },
     });
   });
 
+  it("keeps minLineProbability in [0, 1): anything else is the default", () => {
+    for (const bad of [1, 1.5, -0.1, "0.2", Number.NaN, true]) {
+      expect(buildServerSettings(cfg({ "completion.minLineProbability": bad })).completion.minLineProbability).toBe(0.05);
+    }
+    expect(buildServerSettings(cfg({ "completion.minLineProbability": 0 })).completion.minLineProbability).toBe(0);
+  });
+
   it("never forwards client-only settings (the server rejects unknown completion keys)", () => {
     const s = buildServerSettings(cfg({ "completion.debounceMs": 100, "server.command": ["x"] }));
-    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "latencyBudgetMs", "maxLines", "maxTokens", "prepareNext", "repositoryContext"]);
+    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "latencyBudgetMs", "maxLines", "maxTokens", "minLineProbability", "prepareNext", "repositoryContext"]);
     expect(JSON.stringify(s)).not.toMatch(/debounce|server/);
   });
 

@@ -2,7 +2,8 @@
 
 The model's own probability of the line it wrote (the product of its tokens' probabilities, from the
 log probabilities a `fim` endpoint streams with the text) separates right lines from noise: on 40 real
-Go lines outside the eval's sample, lines under 5 % were noise or near misses, never useful ones.
+Go lines outside the eval's sample, lines under 5 % were noise or near misses, never useful ones. Not
+applied to Python, where the same floor hid lines that passed their tests (the engine's `_floor`).
 Measured and why 5 %: docs/design-notes.md#pyserverkestrelcompletionconfidencepy
 """
 

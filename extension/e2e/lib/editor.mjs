@@ -37,6 +37,22 @@ export function workbenchHelpers(page) {
   return { status, statusText, ghost, ghostText, noGhost, toast, openFile };
 }
 
+/**
+ * Opens the Ctrl+. menu at the cursor until it lists an item with `text`; returns that item (not
+ * clicked). The code-action request can race the diagnostics' arrival: the menu is reopened until
+ * it lists ours, as a user would press Ctrl+. again.
+ */
+export async function codeActionItem(page, text) {
+  const item = page.locator(".action-widget .monaco-list-row", { hasText: text }).first();
+  await waitFor(`'${text}' in the Ctrl+. menu`, async () => {
+    await page.keyboard.press("Control+.");
+    const shown = await item.waitFor({ timeout: 3000 }).then(() => true, () => false);
+    if (!shown) await page.keyboard.press("Escape");
+    return shown;
+  }, 60_000, 200);
+  return item;
+}
+
 /** Waits for the status bar to say the server is ready. */
 export async function waitForReady(t) {
   await waitFor("Kestrel status bar 'ready'", async () => /Kestrel (ready|thinking)/.test(await t.status.innerText({ timeout: 1000 })), 180_000, 300);

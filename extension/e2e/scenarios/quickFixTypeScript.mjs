@@ -5,8 +5,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { COUNTER_TS as SOURCE } from "../lib/codeServer.mjs";
+import { chatRequests } from "../lib/chat.mjs";
+import { codeActionItem } from "../lib/editor.mjs";
 import { chatCompletionRequests, setMock } from "../lib/mock.mjs";
-import { httpGet, log, waitFor } from "../lib/util.mjs";
+import { log, waitFor } from "../lib/util.mjs";
 
 const FILE = "counter.ts"; // written with the workspace (quick open does not list a file made later)
 const ASKED = 'The problem is in lines 3-4:\n```typescript\n    const count: number = items\n      .join(",");\n```';
@@ -30,13 +32,7 @@ export default async function quickFixTypeScript(t) {
   // tsserver starts on the first .ts file: its diagnostic can take a while on 2 cores.
   await waitFor("TypeScript's diagnostic", async () => (await page.locator(".squiggly-error").count()) > 0, 120_000, 250);
   const before = await chatCompletionRequests(mockUrl);
-  const fixItem = page.locator(".action-widget .monaco-list-row", { hasText: "Fix with Kestrel" }).first();
-  await waitFor("'Fix with Kestrel' in the Ctrl+. menu", async () => {
-    await page.keyboard.press("Control+.");
-    const shown = await fixItem.waitFor({ timeout: 3000 }).then(() => true, () => false);
-    if (!shown) await page.keyboard.press("Escape");
-    return shown;
-  }, 60_000, 250);
+  const fixItem = await codeActionItem(page, "Fix with Kestrel");
   const title = ((await fixItem.textContent()) || "").trim();
   if ((await chatCompletionRequests(mockUrl)) !== before) throw new Error("listing the quick fixes called the model");
   await fixItem.click();
@@ -44,9 +40,7 @@ export default async function quickFixTypeScript(t) {
     ((await page.locator(".editor-instance .monaco-editor .view-lines").first().textContent()) || "").includes(".length;"), 60_000, 100);
   await page.keyboard.press("Control+S");
   await waitFor(`${FILE} fixed on disk`, () => fs.readFileSync(file, "utf8") === FIXED, 60_000, 200);
-  const stats = JSON.parse((await httpGet(`${mockUrl.replace(/\/v1$/, "")}/_mock/stats`)).body);
-  const fixes = stats.request_log.filter((r) => r.endpoint.endsWith("/chat/completions")).map((r) => JSON.stringify(r.body.messages ?? []));
-  const prompt = fixes[fixes.length - 1] ?? "";
+  const prompt = (await chatRequests(mockUrl)).at(-1)?.messages ?? "";
   if (!prompt.includes("not assignable to type 'number'")) throw new Error(`the model was not given TypeScript's message: ${prompt.slice(0, 400)}`);
   await page.keyboard.press("Control+W"); // leave the editor as the JSON quick fix left it
   results.checks.quickFixTypeScript =

@@ -107,6 +107,7 @@ async def first_completion_side_by_side(runs: int, logs: Path) -> dict[str, Any]
 def _window_prompts(model_name: str, n: int) -> list[str]:
     """n cold FIM prompts in the embedded windows: the middle of Kestrel's own larger source files."""
     from kestrel.config import LocalSettings
+    from kestrel.context.window import CHARS_PER_TOKEN
     from kestrel.providers.base import CompletionPrompt
     from kestrel.providers.prompts import fim_template_for
 
@@ -120,8 +121,8 @@ def _window_prompts(model_name: str, n: int) -> list[str]:
         lines = text.splitlines(keepends=True)
         cut = sum(len(line) for line in lines[: len(lines) // 2])
         cut += len(lines[len(lines) // 2]) - len(lines[len(lines) // 2].lstrip())  # after the indentation
-        prefix = text[max(0, cut - int(local.prefix_tokens * 3.5)) : cut]
-        suffix = text[cut : cut + int(local.suffix_tokens * 3.5)]
+        prefix = text[max(0, cut - int(local.prefix_tokens * CHARS_PER_TOKEN)) : cut]
+        suffix = text[cut : cut + int(local.suffix_tokens * CHARS_PER_TOKEN)]
         prompts.append(template.render(CompletionPrompt(prefix=prefix, suffix=suffix, language="python",
                                                         path=str(path))))
     return prompts

@@ -74,13 +74,12 @@ def study(languages: tuple[str, ...], n_dev: int, model_path: str | None, out: P
 
 
 def line_logprob(record: dict[str, Any]) -> float:
-    """The sum over the first line's tokens (up to the one carrying the newline), as confidence.py takes it."""
-    total = 0.0
-    for t in record["tokens"]:
-        if "\n" in t["tok"]:
-            break
-        total += t["lp"]
-    return total
+    """The first line's log probability as the server takes it (confidence.first_line_logprob)."""
+    from kestrel.completion.confidence import first_line_logprob
+
+    logprob = first_line_logprob([(t["tok"], {t["tok"]: t["lp"]}) for t in record["tokens"]])
+    assert logprob is not None  # every recorded token carries its own figure
+    return logprob
 
 
 def auc(pos: list[float], neg: list[float]) -> float:

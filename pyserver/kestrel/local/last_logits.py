@@ -36,11 +36,11 @@ class GeneratedLogprobs:
         logits, self.logits = self.logits, None
         peak = float(logits.max())
         lse = peak + float(np.log(np.exp(logits - peak, dtype=np.float64).sum()))
-        text = self._text(token)
+        text, chosen = self._text(token), float(logits[token]) - lse
         alternatives = {self._text(int(i)): float(logits[i]) - lse
                         for i in np.argpartition(logits, -self.top)[-self.top :]}
-        alternatives[text] = float(logits[token]) - lse
-        self.pending.append((text, float(logits[token]) - lse, alternatives))
+        alternatives[text] = chosen
+        self.pending.append((text, chosen, alternatives))
 
     def drain(self) -> dict[str, list[Any]]:
         """The pending tokens in the legacy completions shape (parallel lists)."""

@@ -11,12 +11,12 @@ from ...context.window import CursorText
 from .base import CutOptions, Shown, first_pick, run
 from .block import block_end, single_line
 from .brackets import finished, surplus_closer, trailing_space, unbalanced_end
-from .cleanup import echoed_line, fences, strip_fences, surplus_indent, typed_indent
+from .cleanup import echoed_line, fences, retyped_line_above, strip_fences, surplus_indent, typed_indent
 from .hole import (closes_what_follows, code_follows_in_block, ended_by_model, first_line_only, foreseen_rejoin,
                    left_the_hole,
                    header_without_body, may_still_rejoin, rejoins, retyped_line_end, suffix_sync)
 
-CLEANUP = (fences, echoed_line, typed_indent, surplus_indent)
+CLEANUP = (fences, echoed_line, typed_indent, surplus_indent, retyped_line_above)
 # Code follows the cursor in its block: the first pick that answers gives the middle.
 HOLE = (rejoins, closes_what_follows, ended_by_model, foreseen_rejoin, left_the_hole, may_still_rejoin,
         first_line_only)

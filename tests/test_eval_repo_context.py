@@ -9,7 +9,10 @@ import asyncio
 import zipfile
 from pathlib import Path
 
-from bench.quality.lsp import LspAnswer
+import pytest
+from lsprotocol import types
+
+from bench.quality.lsp import LspAnswer, apply_item, position_of
 from bench.quality.raw import RawAnswer
 from bench.repo_context import oracle, prompts, runner, scoring, sources, summary, tasks
 
@@ -258,6 +261,52 @@ def test_one_task_through_every_system(tmp_path):
     held = t.prefix + t.suffix  # the editor holds the file without the reference
     assert kest.calls == [("mypkg/app.py", t.start, (), held)] and tabs.calls == [("mypkg/app.py", t.start, t.tabs, held)]
     assert not got["kestrel"]["exact"] and got["kestrel"]["uses_name"] and got["kestrel"]["latency_ms"] == 20.0
+
+
+class FakeCopilot:
+    def __init__(self) -> None:
+        self.calls = []
+
+    async def complete(self, package, path, text, cursor, tabs=()):
+        self.calls.append((package, path, cursor, tabs))
+        line_start = text.rfind("\n", 0, cursor) + 1  # Copilot answers whole lines, from column 0
+        item = types.InlineCompletionItem(insert_text=text[line_start:cursor] + "make_widget(x)",
+                                          range=types.Range(start=position_of(text, line_start),
+                                                            end=position_of(text, cursor)))
+        doc, inserted = apply_item(text, cursor, item)
+        return LspAnswer(doc, inserted, 30.0, 0)
+
+
+def test_copilot_gets_the_package_path_and_the_same_tabs(tmp_path):
+    t = next(t for t in app_tasks(tmp_path) if t.name == "make_widget")
+    alone, with_tabs = FakeCopilot(), FakeCopilot()
+    sessions = {"copilot": alone, "copilot-tabs": with_tabs}
+    got = {s: asyncio.run(runner.answer(t, s, FakeRaw(""), sessions, {"mypkg-dist": tmp_path}))
+           for s in runner.PEER_SYSTEMS}
+    assert alone.calls == [(t.package, t.path, t.start, ())] and with_tabs.calls == [(t.package, t.path, t.start, t.tabs)]
+    # scored on the document: Copilot's whole-line answer counts as the completion it makes
+    assert got["copilot"]["text"].endswith(" = make_widget(x)") and got["copilot"]["uses_name"]
+    assert got["copilot"]["edit_sim"] == asyncio.run(runner.answer(t, "kestrel", FakeRaw(""), {"kestrel": FakeKestrel()},
+                                                                   {"mypkg-dist": tmp_path}))["edit_sim"]
+    assert "context" not in got["copilot"]
+    s = summary.summarize([_rec(i, {"raw": 0.35, "kestrel": 1.0, "kestrel-tabs": 1.0, "copilot": 0.0,
+                                    "copilot-tabs": 0.8}) for i in range(4)])
+    assert s["systems"] == ["raw", "kestrel", "kestrel-tabs", "copilot", "copilot-tabs"]
+    assert s["margins"]["kestrel-tabs|copilot-tabs"]["exact"]["b"] == 4 and "kestrel|copilot" in s["margins"]
+
+
+def test_a_copilot_system_runs_isolated_and_only_when_asked(monkeypatch):
+    from bench.repo_context import __main__ as main
+
+    calls = []
+    monkeypatch.setattr("bench.quality.copilot.available", lambda: None)
+    monkeypatch.setattr(main.sources, "ensure_all", lambda pkgs=None: calls.append("download") or {})
+    monkeypatch.setattr("bench.quality.__main__._reexec_in_netns", lambda argv, module: calls.append(module) or 0)
+    assert main._isolate_peers(main.parse_args(["--systems", "raw,kestrel"]), None) is None and calls == []
+    assert main._isolate_peers(main.parse_args(["--systems", "raw,copilot-tabs"]), None) == 0
+    assert calls == ["download", "bench.repo_context"]  # the packages before the network is cut off
+    with pytest.raises(SystemExit):
+        main.chosen_systems(main.parse_args(["--systems", "raw,copilot-everything"]))
 
 
 # --- scores and the summary ---------------------------------------------------------------------

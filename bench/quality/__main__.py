@@ -123,7 +123,7 @@ def write_sections(md: Path, python: str | None, languages: str | None) -> None:
     md.write_text("\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n", encoding="utf-8")
 
 
-def _reexec_in_netns(argv: list[str] | None) -> int | None:
+def _reexec_in_netns(argv: list[str] | None, module: str = "bench.quality") -> int | None:
     """Run this same command again inside a loopback-only network namespace (llama.cpp, Kestrel,
     the stand-in and Copilot's LS all in it): the exit code, or None when `unshare -rn` is not
     available (the run then goes on here, not isolated, with a warning)."""
@@ -142,7 +142,7 @@ def _reexec_in_netns(argv: list[str] | None) -> int | None:
     copilot.ensure_installed()  # from the registry, before the namespace cuts the network off
     env = {**os.environ, NETNS_ENV: "unshare -rn (user + network namespace, loopback only)"}
     cmd = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh",
-           sys.executable, "-m", "bench.quality", *(sys.argv[1:] if argv is None else argv)]
+           sys.executable, "-m", module, *(sys.argv[1:] if argv is None else argv)]
     return subprocess.run(cmd, env=env, cwd=str(BENCH.parent)).returncode
 
 

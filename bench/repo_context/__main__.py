@@ -36,7 +36,7 @@ from bench.quality.raw import SINGLE_LINE_CAP
 from bench.quality import lang_sources
 
 from . import oracle, sources, summary, tasks, ts_tasks
-from .runner import SYSTEMS, Endpoint
+from .runner import PEER_SYSTEMS, SYSTEMS, Endpoint
 
 BENCH = Path(__file__).resolve().parent.parent
 LANGUAGES = {"python": "python", "py": "python", "typescript": "typescript", "ts": "typescript"}
@@ -60,7 +60,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=tasks.SAMPLE_SEED)
     p.add_argument("--packages", default="", help="comma-separated package names from packages.toml, or for "
                                                   "--language typescript from languages.toml (default all)")
-    p.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated: " + ", ".join(SYSTEMS))
+    p.add_argument("--systems", default=",".join(SYSTEMS),
+                   help="comma-separated: " + ", ".join(SYSTEMS + PEER_SYSTEMS) + " (the copilot ones: GitHub Copilot's "
+                        "language server on the same model, needs Node, see bench/peers; the run then goes into an "
+                        "`unshare -rn` namespace)")
     p.add_argument("--model-path", default=None, help="a GGUF model for the local llama.cpp server "
                                                       "(default: the packaged Qwen2.5-Coder-0.5B-Instruct)")
     p.add_argument("--base-url", default=None, help="an OpenAI-compatible endpoint (…/v1) serving a Qwen2.5-Coder-family "
@@ -117,9 +120,7 @@ def run(args: argparse.Namespace, out: Path, argv: list[str] | None = None) -> d
     if unknown:
         raise SystemExit(f"unknown package(s) {', '.join(sorted(unknown))}: choose from {', '.join(p.name for p in pkgs)}")
     pkgs = [p for p in pkgs if not wanted or p.name in wanted]  # type: ignore[misc]
-    systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
-    if not systems or set(systems) - set(SYSTEMS) or "raw" not in systems:
-        raise SystemExit(f"--systems: choose from {', '.join(SYSTEMS)} (raw always)")
+    systems = chosen_systems(args)
     endpoint = None
     if args.base_url:
         if not args.model_name:
@@ -158,8 +159,37 @@ def run(args: argparse.Namespace, out: Path, argv: list[str] | None = None) -> d
     }
 
 
+def chosen_systems(args: argparse.Namespace) -> tuple[str, ...]:
+    systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
+    if not systems or set(systems) - set(SYSTEMS + PEER_SYSTEMS) or "raw" not in systems:
+        raise SystemExit(f"--systems: choose from {', '.join(SYSTEMS + PEER_SYSTEMS)} (raw always)")
+    return systems
+
+
+def _isolate_peers(args: argparse.Namespace, argv: list[str] | None) -> int | None:
+    """With a Copilot system: the packages downloaded first, then this command again inside a
+    loopback-only network namespace (Copilot's telemetry cannot leave; bench.quality's way). The exit
+    code of that run, or None to go on here."""
+    if args.report_only or not set(chosen_systems(args)) & set(PEER_SYSTEMS):
+        return None
+    from bench.quality.__main__ import _reexec_in_netns
+    from bench.quality.copilot import available
+
+    why = available()
+    if why:
+        raise SystemExit(f"bench.repo_context: copilot: {why}")
+    if args.language == "typescript":
+        lang_sources.ensure_all(("typescript",))
+    else:
+        sources.ensure_all(sources.load_manifest())
+    return _reexec_in_netns(argv, "bench.repo_context")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    rc = _isolate_peers(args, argv)
+    if rc is not None:
+        return rc
     out, md = output_paths(args)
     if args.report_only:
         doc = json.loads(out.read_text())

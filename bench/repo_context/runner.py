@@ -13,6 +13,11 @@ Systems, each asked once per task, which one goes first rotating task by task:
   off (what the context engine adds, on the same pipeline);
 - kestrel-budget: `kestrel-lsp` with only the current file open and `completion.latencyBudgetMs` 1000
   (the prompt cut to what the endpoint reads in a second: what that buys in time and costs in quality).
+- copilot, copilot-tabs (peers, asked for by name): GitHub Copilot's language server on the same
+  model (bench/quality/copilot.py: the stand-in for GitHub forwarding to the same endpoint) with only
+  the file open, or with the same tabs open first; its workspace folder holds a link to each package,
+  so its documents sit at the same relative paths as Kestrel's (its `# Path:` line and its choice of
+  neighbouring tabs see what Kestrel's context sees). One Copilot process each (Copilot caches too).
 
 The TypeScript set (`--language typescript`, ts_tasks.py) runs the same systems: its documents and
 tabs open with language id `typescript`, and its warm-up request is TypeScript.
@@ -53,6 +58,7 @@ from .tasks import RepoTask
 
 BUDGET_MS = 1000  # kestrel-budget's completion.latencyBudgetMs
 SYSTEMS = ("raw", "oracle", "kestrel", "kestrel-tabs", "kestrel-nocontext", "kestrel-budget")
+PEER_SYSTEMS = ("copilot", "copilot-tabs")  # never by default: they need Node and run in a network namespace
 N_CTX = 8192  # raw windows (1,500 + 400 tokens) + up to ~1,150 tokens of definitions, with room to spare
 
 
@@ -152,6 +158,77 @@ class KestrelRepo:
             pass
 
 
+class CopilotRepo:
+    """Copilot's language server (bench/quality/copilot.py's session: the stand-in and one process)
+    with a link to every package root in its workspace folder: documents open at
+    `<workspace>/<package>/<path>`. Nothing is written into the packages."""
+
+    def __init__(self, endpoint: Endpoint, roots: dict[str, Path], logs: Path, language: str = "python") -> None:
+        from bench.quality.copilot import CopilotSession
+
+        self.session = CopilotSession(endpoint.base_url, endpoint.model, logs)  # Qwen's FIM tokens, as raw's
+        self.roots = roots
+        self.language = language
+        self._links: list[Path] = []
+
+    async def start(self) -> None:
+        await self.session.start()
+        workspace = self.session.server.workspace
+        for name, root in self.roots.items():
+            link = workspace / name
+            link.symlink_to(root, target_is_directory=True)
+            self._links.append(link)
+
+    def _open(self, uri: str, text: str) -> None:
+        client = self.session.server.client
+        client.version = 1
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id=self.language, version=1, text=text)))
+        client.protocol.notify("textDocument/didFocus", {"textDocument": {"uri": uri}})
+
+    async def complete(self, package: str, path: str, text: str, cursor: int, tabs: tuple[str, ...] = ()) -> LspAnswer:
+        """As KestrelRepo.complete: the tabs (focused in turn, as a user opens them), then the file;
+        the first item of Copilot's answer applied over its range."""
+        import asyncio
+
+        from bench.quality.copilot import _item
+
+        base = self.session.server.workspace / package
+        opened = []
+        for tab in tabs:
+            uri = (base / tab).as_uri()
+            self._open(uri, (self.roots[package] / tab).read_text(encoding="utf-8"))
+            opened.append(uri)
+        uri = (base / path).as_uri()
+        self._open(uri, text)
+        opened.append(uri)
+        pos = position_of(text, cursor)
+        error = None
+        t0 = time.perf_counter()
+        try:
+            _, fut = self.session.server.client.send_inline(pos.line, pos.character, uri)
+            result = await asyncio.wait_for(fut, 120)
+        except Exception as exc:  # an error or a timeout counts as nothing shown
+            result, error = None, f"{type(exc).__name__}: {exc}"
+        latency = (time.perf_counter() - t0) * 1000
+        for u in opened:
+            self.session.server.client.text_document_did_close(types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=u)))
+        item = _item(result) if result is not None else None
+        if item is None:
+            return LspAnswer(text, "", latency, 0, error)
+        new_doc, inserted = apply_item(text, cursor, item)
+        return LspAnswer(new_doc, inserted, latency, len(text) - (len(new_doc) - len(inserted)), error)
+
+    async def context(self, path: str) -> None:
+        return None
+
+    async def stop(self) -> None:
+        for link in self._links:  # before the workspace folder is removed: never a walk into a package
+            link.unlink(missing_ok=True)
+        await self.session.stop()
+
+
 async def answer(task: RepoTask, system: str, rawc: prompts.RepoFim, sessions: dict[str, KestrelRepo],
                  roots: dict[str, Path]) -> dict[str, Any]:
     """One system's answer to one task, scored."""
@@ -164,6 +241,11 @@ async def answer(task: RepoTask, system: str, rawc: prompts.RepoFim, sessions: d
             ans = await rawc.complete_prompt(prompts.repo_prompt(task.package, task.context, task.path, p, s))
         text, latency, document = ans.text, ans.latency_ms, task.prefix + ans.text + task.suffix
         extra = {"finish": ans.finish, "tokens": ans.tokens}
+    elif system in PEER_SYSTEMS:
+        tabs = task.tabs if system.endswith("-tabs") else ()
+        lsp = await sessions[system].complete(task.package, task.path, task.prefix + task.suffix, task.start, tabs)
+        text, latency, document = lsp.text, lsp.latency_ms, lsp.document
+        extra = {"replaced": lsp.replaced, **({"error": lsp.error} if lsp.error else {})}
     else:
         tabs = task.tabs if system == "kestrel-tabs" else ()
         lsp = await sessions[system].complete(roots[task.package], task.path, task.prefix + task.suffix, task.start,
@@ -184,9 +266,9 @@ async def _warm_up(rawc: prompts.RepoFim, sessions: dict[str, KestrelRepo], root
     """One unmeasured request per path (the first request of each pays one-time costs)."""
     name, text = WARM_UP[language]
     await rawc.complete(text, "", single_line=True)
-    root = next(iter(roots.values()))
+    package, root = next(iter(roots.items()))
     for session in sessions.values():
-        await session.complete(root, name, text, len(text))
+        await session.complete(package if isinstance(session, CopilotRepo) else root, name, text, len(text))
 
 
 async def evaluate(tasks: list[RepoTask], roots: dict[str, Path], *, model_path: str | None, endpoint: Endpoint | None,
@@ -213,8 +295,11 @@ async def evaluate(tasks: list[RepoTask], roots: dict[str, Path], *, model_path:
     changed = {"kestrel-nocontext": {"kestrel": {"completion": {"repositoryContext": False}}},
                "kestrel-budget": {"kestrel": {"completion": {"latencyBudgetMs": BUDGET_MS}}}}
     log = "repo-context" if language == "python" else f"repo-context-{language}"
-    sessions = {s: KestrelRepo(endpoint, roots, logs / f"{log}-{s}.log", kestrel_src, changed.get(s), language)
-                for s in systems if s.startswith("kestrel")}
+    sessions: dict[str, Any] = {
+        s: KestrelRepo(endpoint, roots, logs / f"{log}-{s}.log", kestrel_src, changed.get(s), language)
+        for s in systems if s.startswith("kestrel")}
+    sessions.update({s: CopilotRepo(endpoint, roots, logs / f"{log}-{s}", language) for s in systems
+                     if s in PEER_SYSTEMS})
     records: list[dict[str, Any]] = []
     try:
         for session in sessions.values():

@@ -26,13 +26,14 @@ USEFUL = 0.7
 NOISE = 0.4
 BINARY = ("exact", "useful", "noise", "uses_name")
 COMPARISONS = (("oracle", "raw"), ("kestrel", "raw"), ("kestrel", "kestrel-nocontext"), ("kestrel-tabs", "kestrel"),
-               ("kestrel-tabs", "raw"), ("oracle", "kestrel"), ("kestrel-budget", "kestrel"), ("kestrel-budget", "raw"))
+               ("kestrel-tabs", "raw"), ("oracle", "kestrel"), ("kestrel-budget", "kestrel"), ("kestrel-budget", "raw"),
+               ("kestrel", "copilot"), ("kestrel-tabs", "copilot-tabs"), ("copilot-tabs", "copilot"))
 
 
 def systems_in(records: list[dict[str, Any]]) -> tuple[str, ...]:
-    from .runner import SYSTEMS
+    from .runner import PEER_SYSTEMS, SYSTEMS
 
-    return tuple(s for s in SYSTEMS if records and all(s in r for r in records))
+    return tuple(s for s in SYSTEMS + PEER_SYSTEMS if records and all(s in r for r in records))
 
 
 def _r(x: float | None, digits: int = 3) -> float | None:
@@ -239,6 +240,11 @@ def _method(doc: dict[str, Any]) -> list[str]:
         "`completion.latencyBudgetMs` 1000 (the prompt cut to what the endpoint reads in a second: context first, "
         "then the suffix, then the prefix, never under 512 tokens). One server process each (Kestrel caches an answer "
         "per document and cursor).",
+        *(["- **copilot** / **copilot-tabs** = GitHub Copilot's language server on the same model (the stand-in for "
+           "GitHub forwards its FIM prompt to the same endpoint; its prompt budget is raw's windows plus its 500 "
+           "completion tokens, as in the languages section), the file open at the same relative path, alone or after "
+           "the same tabs; Copilot picks its own snippets from them. One process each, inside a loopback-only network "
+           "namespace."] if {"copilot", "copilot-tabs"} & set(doc["systems"]) else []),
         "- **Scores** (what the editor holds after accepting the first item vs the real line, trailing whitespace "
         "ignored): **exact**; **edit sim** = 1 − Levenshtein / longer length (nothing shown = 0), mean; **ident F1** "
         "(identifiers as multisets; nothing shown = 0); **uses name** = shown and the cross-file name at the cursor is "

@@ -49,7 +49,7 @@ def available() -> str | None:
     return None
 
 
-def _item(raw: Any) -> types.InlineCompletionItem | None:
+def first_item(raw: Any) -> types.InlineCompletionItem | None:
     """The first item of an inlineCompletion result (typed, or plain JSON) as lsprotocol's type."""
     if isinstance(raw, types.InlineCompletionList):
         raw = raw.items
@@ -144,7 +144,7 @@ class CopilotSession:
         client.text_document_did_close(types.DidCloseTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=uri)))
         path.unlink(missing_ok=True)
-        item = _item(result) if result is not None else None
+        item = first_item(result) if result is not None else None
         if item is None:
             return LspAnswer(document, "", latency, 0, error)
         new_doc, text = apply_item(document, cursor, item)

@@ -191,7 +191,7 @@ class CopilotRepo:
         the first item of Copilot's answer applied over its range."""
         import asyncio
 
-        from bench.quality.copilot import _item
+        from bench.quality.copilot import first_item
 
         base = self.session.server.workspace / package
         opened = []
@@ -214,7 +214,7 @@ class CopilotRepo:
         for u in opened:
             self.session.server.client.text_document_did_close(types.DidCloseTextDocumentParams(
                 text_document=types.TextDocumentIdentifier(uri=u)))
-        item = _item(result) if result is not None else None
+        item = first_item(result) if result is not None else None
         if item is None:
             return LspAnswer(text, "", latency, 0, error)
         new_doc, inserted = apply_item(text, cursor, item)

@@ -290,9 +290,12 @@ def test_copilot_gets_the_package_path_and_the_same_tabs(tmp_path):
                                                                    {"mypkg-dist": tmp_path}))["edit_sim"]
     assert "context" not in got["copilot"]
     s = summary.summarize([_rec(i, {"raw": 0.35, "kestrel": 1.0, "kestrel-tabs": 1.0, "copilot": 0.0,
-                                    "copilot-tabs": 0.8}) for i in range(4)])
+                                    "copilot-tabs": 0.5}) for i in range(4)])
     assert s["systems"] == ["raw", "kestrel", "kestrel-tabs", "copilot", "copilot-tabs"]
     assert s["margins"]["kestrel-tabs|copilot-tabs"]["exact"]["b"] == 4 and "kestrel|copilot" in s["margins"]
+    assert len(s["examples"]["kestrel_tabs_useful_copilot_tabs_not"]) > 0 and s["examples"]["oracle_useful_raw_not"] == []
+    # a run of some systems only (here without the oracle and kestrel-nocontext) still summarizes
+    assert summary.summarize([_rec(i, {"raw": 0.35, "kestrel-tabs": 1.0, "copilot-tabs": 0.0}) for i in range(2)])
 
 
 def test_a_copilot_system_runs_isolated_and_only_when_asked(monkeypatch):

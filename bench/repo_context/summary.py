@@ -30,6 +30,13 @@ COMPARISONS = (("oracle", "raw"), ("kestrel", "raw"), ("kestrel", "kestrel-nocon
                ("kestrel", "copilot"), ("kestrel-tabs", "copilot-tabs"), ("copilot-tabs", "copilot"))
 
 
+# Tasks one system made useful and the other did not, shown as examples: key -> (useful, not useful).
+EXAMPLES = {"oracle_useful_raw_not": ("oracle", "raw"), "kestrel_useful_tabs_not": ("kestrel", "kestrel-tabs"),
+            "tabs_useful_kestrel_not": ("kestrel-tabs", "kestrel"),
+            "copilot_tabs_useful_kestrel_tabs_not": ("copilot-tabs", "kestrel-tabs"),
+            "kestrel_tabs_useful_copilot_tabs_not": ("kestrel-tabs", "copilot-tabs")}
+
+
 def systems_in(records: list[dict[str, Any]]) -> tuple[str, ...]:
     from .runner import PEER_SYSTEMS, SYSTEMS
 
@@ -107,16 +114,9 @@ def summarize(records: list[dict[str, Any]], useful: float = USEFUL, noise: floa
         "latency_by_order": {s: latency_by_order(rows, s) for s in systems},
         "raw_exact_tasks": sum(r["raw"]["exact"] for r in rows) if "raw" in systems else None,
         "engine": engine_recall(rows),
-        "examples": {
-            "oracle_useful_raw_not": pick_examples([r for r in rows if r["oracle"]["useful"] and not r["raw"]["useful"]],
-                                           systems, spread="package") if "oracle" in systems else [],
-            "kestrel_useful_tabs_not": pick_examples([r for r in rows if r["kestrel"]["useful"]
-                                              and not r["kestrel-tabs"]["useful"]], systems, spread="package")
-            if "kestrel-tabs" in systems else [],
-            "tabs_useful_kestrel_not": pick_examples([r for r in rows if r["kestrel-tabs"]["useful"]
-                                              and not r["kestrel"]["useful"]], systems, spread="package")
-            if "kestrel-tabs" in systems else [],
-        },
+        "examples": {key: pick_examples([r for r in rows if r[a]["useful"] and not r[b]["useful"]], systems,
+                                        spread="package") if {a, b} <= set(systems) else []
+                     for key, (a, b) in EXAMPLES.items()},
     }
 
 
@@ -357,8 +357,12 @@ def render_markdown(doc: dict[str, Any], command: str) -> str:
     ]
     titles = {"oracle_useful_raw_not": "the oracle useful, raw not",
               "kestrel_useful_tabs_not": "Kestrel useful with the file alone, not with tabs",
-              "tabs_useful_kestrel_not": "Kestrel useful with tabs, not with the file alone"}
+              "tabs_useful_kestrel_not": "Kestrel useful with tabs, not with the file alone",
+              "copilot_tabs_useful_kestrel_tabs_not": "Copilot useful with tabs, Kestrel with the same tabs not",
+              "kestrel_tabs_useful_copilot_tabs_not": "Kestrel useful with tabs, Copilot with the same tabs not"}
     for key, title in titles.items():
+        if not set(EXAMPLES[key]) <= set(doc["systems"]):
+            continue  # the run did not ask one of the two
         out += ["", f"### Examples: {title}", ""]
         examples = doc["examples"].get(key) or []
         if not examples:

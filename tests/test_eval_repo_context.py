@@ -298,6 +298,16 @@ def test_copilot_gets_the_package_path_and_the_same_tabs(tmp_path):
     assert summary.summarize([_rec(i, {"raw": 0.35, "kestrel-tabs": 1.0, "copilot-tabs": 0.0}) for i in range(2)])
 
 
+def test_copilot_finds_the_stand_ins_certificate_from_its_own_folder(tmp_path, monkeypatch):
+    # The LS runs with its workspace as the current folder: a relative log folder (bench/out/...) made
+    # NODE_EXTRA_CA_CERTS point nowhere, and every request failed on the stand-in's self-signed certificate.
+    from bench.quality.copilot import CopilotSession
+
+    monkeypatch.chdir(tmp_path)
+    session = CopilotSession("http://127.0.0.1:1/v1", "m", Path("bench/out/x"))
+    assert session.logs.is_absolute() and session.logs == tmp_path / "bench/out/x"
+
+
 def test_a_copilot_system_runs_isolated_and_only_when_asked(monkeypatch):
     from bench.repo_context import __main__ as main
 

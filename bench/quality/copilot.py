@@ -94,7 +94,7 @@ class CopilotSession:
     def __init__(self, base_url: str, model: str, logs: Path, fim: str = "qwen") -> None:
         self.base_url = base_url
         self.model = model
-        self.logs = logs
+        self.logs = logs.resolve()  # the LS runs in its own folder: a relative cert path would not load
         self.fim = fim
         self.standin: Any = None
         self.server: Any = None

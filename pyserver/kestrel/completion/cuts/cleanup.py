@@ -8,6 +8,8 @@ import re
 from ...context.window import CursorText
 from .base import BEFORE_LINES_CHARS, OPENERS, CutOptions, Shown
 
+_WORD = re.compile(r"\w")
+
 
 def strip_fences(text: str) -> str:
     if text.startswith("```"):
@@ -49,9 +51,9 @@ def retyped_line_above(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown
     eval's packages) and the small model re-types it often (4 % of its line answers in TypeScript,
     Go and Rust): docs/design-notes.md#pyserverkestrelcompletioncutscleanuppy"""
     lb, text = cur.line_before, shown.text
-    if lb.strip() or "\n" not in text and not opts.done:
-        return shown
-    first, nl, rest = text.partition("\n")
+    if lb.strip() or ("\n" not in text and not opts.done):
+        return shown  # mid-line (echoed_line's case), or the first line is not complete yet
+    first, _, rest = text.partition("\n")
     above = _line_above(cur.before)
     if not above or first.strip() != above or not _WORD.search(above):
         return shown
@@ -100,9 +102,6 @@ def surplus_indent(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
             break
         out.append(lb + ln[len(base):] if ln.startswith(base) else ln)
     return Shown("\n".join(out), shown.final)
-
-
-_WORD = re.compile(r"\w")
 
 
 def _width(s: str) -> int:

@@ -110,6 +110,11 @@ def before_lines(cur: CursorText) -> list[str]:
     return cur.before[-BEFORE_LINES_CHARS:].split("\n")[:-1]
 
 
+def previous_line(cur: CursorText) -> str:
+    """The nearest line above the cursor line with text on it ("" when there is none in reach)."""
+    return next((ln for ln in reversed(before_lines(cur)) if ln.strip()), "")
+
+
 def following_line(line_after: str, after: str) -> str | None:
     """The first line of code after the cursor (the rest of the cursor line counts)."""
     if line_after.strip():

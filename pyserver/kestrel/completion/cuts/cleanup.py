@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ...context.window import CursorText
-from .base import BEFORE_LINES_CHARS, OPENERS, CutOptions, Shown
+from .base import OPENERS, CutOptions, Shown, previous_line
 
 _WORD = re.compile(r"\w")
 
@@ -54,18 +54,12 @@ def retyped_line_above(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown
     if lb.strip() or ("\n" not in text and not opts.done):
         return shown  # mid-line (echoed_line's case), or the first line is not complete yet
     first, _, rest = text.partition("\n")
-    above = _line_above(cur.before)
+    above = previous_line(cur).strip()
     if not above or first.strip() != above or not _WORD.search(above):
         return shown
     if above.endswith(OPENERS) or not rest.strip() or not rest.startswith(lb):
         return Shown("", True) if opts.done or rest.strip() else Shown("", False)
     return Shown(rest[len(lb) :], shown.final)
-
-
-def _line_above(before: str) -> str | None:
-    """The nearest non-blank line above the cursor line, stripped (within BEFORE_LINES_CHARS)."""
-    lines = before[-BEFORE_LINES_CHARS:].split("\n")[:-1]
-    return next((ln.strip() for ln in reversed(lines) if ln.strip()), None)
 
 
 def surplus_indent(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

@@ -11,7 +11,7 @@ import re
 
 from ...context.window import CursorText
 from ..shape import indent_of
-from .base import OPENERS, CutOptions, Shown, before_lines, following_line
+from .base import OPENERS, CutOptions, Shown, following_line, previous_line
 from .brackets import surplus_cut, without_retyped_end
 
 SYNC_CHARS = 16  # re-typing this much of the text after the cursor counts as rejoining it
@@ -33,7 +33,7 @@ def code_follows_in_block(cur: CursorText) -> bool:
         return True
     if line_before.strip():
         return False  # end of a line with text: the next line is a separate statement
-    previous = next((ln for ln in reversed(before_lines(cur)) if ln.strip()), "")
+    previous = previous_line(cur)
     if previous.rstrip().endswith(OPENERS) and indent_of(following) <= indent_of(previous):
         return False  # an empty body after an opener: a block is wanted
     # At column 0 of an empty line the level is not known yet: the line may continue the block

@@ -158,10 +158,10 @@ class CopilotClient(StdioClient):
         }))
         return result
 
-    def open(self, uri: str, text: str) -> None:
+    def open(self, uri: str, text: str, language_id: str = "python") -> None:
         self.version = 1
         self.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+            text_document=types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)))
         self.protocol.notify("textDocument/didFocus", {"textDocument": {"uri": uri}})
 
     def change(self, text: str, uri: str) -> None:

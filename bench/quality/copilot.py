@@ -125,25 +125,25 @@ class CopilotSession:
         path = self.server.workspace / "tasks" / (filename or f"{name}.py")
         path.write_text(document, encoding="utf-8")
         uri = path.as_uri()
-        if language == "python":
-            client.open(uri, document)  # didOpen + didFocus (version 1)
-        else:  # the same with the file's languageId
-            client.version = 1
-            client.text_document_did_open(types.DidOpenTextDocumentParams(
-                text_document=types.TextDocumentItem(uri=uri, language_id=language, version=1, text=document)))
-            client.protocol.notify("textDocument/didFocus", {"textDocument": {"uri": uri}})
+        client.open(uri, document, language)  # didOpen + didFocus (version 1)
+        answer = await self.ask(uri, document, cursor)
+        client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+        path.unlink(missing_ok=True)
+        return answer
+
+    async def ask(self, uri: str, document: str, cursor: int) -> LspAnswer:
+        """`textDocument/inlineCompletion` at `cursor` of the open `document`; its first item applied
+        over its range. An error or no answer within 120 s counts as nothing shown."""
         pos = position_of(document, cursor)
         error = None
         t0 = time.perf_counter()
         try:
-            _, fut = client.send_inline(pos.line, pos.character, uri)
+            _, fut = self.server.client.send_inline(pos.line, pos.character, uri)
             result = await asyncio.wait_for(fut, 120)
         except Exception as exc:  # an error answer counts as nothing shown
             result, error = None, f"{type(exc).__name__}: {exc}"
         latency = (time.perf_counter() - t0) * 1000
-        client.text_document_did_close(types.DidCloseTextDocumentParams(
-            text_document=types.TextDocumentIdentifier(uri=uri)))
-        path.unlink(missing_ok=True)
         item = first_item(result) if result is not None else None
         if item is None:
             return LspAnswer(document, "", latency, 0, error)

@@ -179,46 +179,24 @@ class CopilotRepo:
             link.symlink_to(root, target_is_directory=True)
             self._links.append(link)
 
-    def _open(self, uri: str, text: str) -> None:
-        client = self.session.server.client
-        client.version = 1
-        client.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id=self.language, version=1, text=text)))
-        client.protocol.notify("textDocument/didFocus", {"textDocument": {"uri": uri}})
-
     async def complete(self, package: str, path: str, text: str, cursor: int, tabs: tuple[str, ...] = ()) -> LspAnswer:
         """As KestrelRepo.complete: the tabs (focused in turn, as a user opens them), then the file;
         the first item of Copilot's answer applied over its range."""
-        import asyncio
-
-        from bench.quality.copilot import first_item
-
+        client = self.session.server.client
         base = self.session.server.workspace / package
         opened = []
         for tab in tabs:
             uri = (base / tab).as_uri()
-            self._open(uri, (self.roots[package] / tab).read_text(encoding="utf-8"))
+            client.open(uri, (self.roots[package] / tab).read_text(encoding="utf-8"), self.language)
             opened.append(uri)
         uri = (base / path).as_uri()
-        self._open(uri, text)
+        client.open(uri, text, self.language)
         opened.append(uri)
-        pos = position_of(text, cursor)
-        error = None
-        t0 = time.perf_counter()
-        try:
-            _, fut = self.session.server.client.send_inline(pos.line, pos.character, uri)
-            result = await asyncio.wait_for(fut, 120)
-        except Exception as exc:  # an error or a timeout counts as nothing shown
-            result, error = None, f"{type(exc).__name__}: {exc}"
-        latency = (time.perf_counter() - t0) * 1000
+        answer = await self.session.ask(uri, text, cursor)
         for u in opened:
-            self.session.server.client.text_document_did_close(types.DidCloseTextDocumentParams(
+            client.text_document_did_close(types.DidCloseTextDocumentParams(
                 text_document=types.TextDocumentIdentifier(uri=u)))
-        item = first_item(result) if result is not None else None
-        if item is None:
-            return LspAnswer(text, "", latency, 0, error)
-        new_doc, inserted = apply_item(text, cursor, item)
-        return LspAnswer(new_doc, inserted, latency, len(text) - (len(new_doc) - len(inserted)), error)
+        return answer
 
     async def context(self, path: str) -> None:
         return None

@@ -30,11 +30,17 @@ COMPARISONS = (("oracle", "raw"), ("kestrel", "raw"), ("kestrel", "kestrel-nocon
                ("kestrel", "copilot"), ("kestrel-tabs", "copilot-tabs"), ("copilot-tabs", "copilot"))
 
 
-# Tasks one system made useful and the other did not, shown as examples: key -> (useful, not useful).
-EXAMPLES = {"oracle_useful_raw_not": ("oracle", "raw"), "kestrel_useful_tabs_not": ("kestrel", "kestrel-tabs"),
-            "tabs_useful_kestrel_not": ("kestrel-tabs", "kestrel"),
-            "copilot_tabs_useful_kestrel_tabs_not": ("copilot-tabs", "kestrel-tabs"),
-            "kestrel_tabs_useful_copilot_tabs_not": ("kestrel-tabs", "copilot-tabs")}
+# Tasks one system made useful and the other did not, shown as examples:
+# key -> (useful, not useful, the section's title).
+EXAMPLES = {
+    "oracle_useful_raw_not": ("oracle", "raw", "the oracle useful, raw not"),
+    "kestrel_useful_tabs_not": ("kestrel", "kestrel-tabs", "Kestrel useful with the file alone, not with tabs"),
+    "tabs_useful_kestrel_not": ("kestrel-tabs", "kestrel", "Kestrel useful with tabs, not with the file alone"),
+    "copilot_tabs_useful_kestrel_tabs_not": ("copilot-tabs", "kestrel-tabs",
+                                             "Copilot useful with tabs, Kestrel with the same tabs not"),
+    "kestrel_tabs_useful_copilot_tabs_not": ("kestrel-tabs", "copilot-tabs",
+                                             "Kestrel useful with tabs, Copilot with the same tabs not"),
+}
 
 
 def systems_in(records: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -116,7 +122,7 @@ def summarize(records: list[dict[str, Any]], useful: float = USEFUL, noise: floa
         "engine": engine_recall(rows),
         "examples": {key: pick_examples([r for r in rows if r[a]["useful"] and not r[b]["useful"]], systems,
                                         spread="package") if {a, b} <= set(systems) else []
-                     for key, (a, b) in EXAMPLES.items()},
+                     for key, (a, b, _) in EXAMPLES.items()},
     }
 
 
@@ -355,13 +361,8 @@ def render_markdown(doc: dict[str, Any], command: str) -> str:
         *_md_table(["comparison", "exact", "useful", "noise", "uses name", "edit sim"],
                    [[pair.replace("|", " − "), *margin_cells(m)] for pair, m in doc["margins"].items()]),
     ]
-    titles = {"oracle_useful_raw_not": "the oracle useful, raw not",
-              "kestrel_useful_tabs_not": "Kestrel useful with the file alone, not with tabs",
-              "tabs_useful_kestrel_not": "Kestrel useful with tabs, not with the file alone",
-              "copilot_tabs_useful_kestrel_tabs_not": "Copilot useful with tabs, Kestrel with the same tabs not",
-              "kestrel_tabs_useful_copilot_tabs_not": "Kestrel useful with tabs, Copilot with the same tabs not"}
-    for key, title in titles.items():
-        if not set(EXAMPLES[key]) <= set(doc["systems"]):
+    for key, (a, b, title) in EXAMPLES.items():
+        if not {a, b} <= set(doc["systems"]):
             continue  # the run did not ask one of the two
         out += ["", f"### Examples: {title}", ""]
         examples = doc["examples"].get(key) or []

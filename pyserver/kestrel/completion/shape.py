@@ -11,7 +11,7 @@ _HEADER_WORDS = frozenset({"if", "elif", "else", "for", "while", "with", "try", 
                            "async", "match", "case", "default"})
 
 
-def _opens_block(stripped: str) -> bool:
+def opens_block(stripped: str) -> bool:
     if stripped.endswith(":"):  # a header: its keyword first, its brackets closed (`def f(x: ` is not)
         balanced = sum(stripped.count(c) for c in "([{") == sum(stripped.count(c) for c in ")]}")
         return balanced and stripped.split(None, 1)[0].rstrip(":") in _HEADER_WORDS
@@ -32,7 +32,7 @@ def wants_multiline(line_before: str, line_after: str, next_line: str | None = N
         return True
     if next_line is not None and next_line.strip() and indent_of(next_line) > indent_of(line_before):
         return False
-    return _opens_block(stripped)
+    return opens_block(stripped)
 
 
 def opens_a_line(line_before: str, line_after: str) -> bool:

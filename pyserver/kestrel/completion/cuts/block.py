@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...context.window import CursorText
-from ..shape import indent_of
+from ..shape import indent_of, opens_block
 from .base import OPENERS, CutOptions, Lexis, Shown, bracket_depths, log
 
 
@@ -30,6 +30,7 @@ class Block:
     braces: bool = False  # a brace language: a line of closers alone is left to surplus_closer
     open_depth: int = 0  # brackets the cursor line opened before the cursor and left open
     mid_line: bool = False  # code before the cursor on its line
+    header: bool = False  # the cursor line is a block header (`if x:`): what follows is its body and branches
     lexis: Lexis = Lexis()
 
     def deeper_before(self, i: int) -> bool:
@@ -65,11 +66,15 @@ def _closers_only(code: str) -> bool:
 
 
 def statement_ended(b: Block, i: int, line: str) -> bool:
-    """Brace languages, cursor inside a line of code (`f(`, `name:`): once the answer has closed the
-    brackets that line opened, a line at the cursor line's level is the next statement (or the next
-    parameter, field, element), not part of this one."""
-    if not (b.braces and b.mid_line and indent_of(line) <= b.base):
+    """Cursor inside a line of code (`f(`, `name:`, `x = `) that is no block header: once the answer
+    has closed the brackets that line opened, a line at the cursor line's level is the next statement
+    (or the next parameter, field, element), not part of this one. Even where the model placed the
+    end itself: what was asked for is the rest of a statement (`logger = ` answered with
+    `get_logger(__name__)`, a blank line and the module's next statement)."""
+    if not (b.mid_line and not b.header and indent_of(line) <= b.base):
         return False
+    if not b.braces and b.lines[i - 1].rstrip().endswith("\\"):
+        return False  # Python: the line before goes on on this one
     depth = b.open_depth
     for done in b.lines[:i]:
         depth, _ = bracket_depths(done, depth, b.lexis)
@@ -97,9 +102,10 @@ def _block(shown: Shown, cur: CursorText, opts: CutOptions) -> Block:
     ended = opts.model_ended and opts.done or opts.expect_end and not opts.done
     trust_end = opts.multiline and _block_lines(lines, base) <= opts.max_lines and ended
     next_code = next((ln.strip() for ln in cur.after.split("\n")[1:6] if ln.strip()), None)
-    open_depth = bracket_depths(lb, 0, opts.lexis)[0] if opts.braces and lb.strip() else 0
+    open_depth = bracket_depths(lb, 0, opts.lexis)[0] if lb.strip() else 0
+    header = not opts.braces and lb.rstrip().endswith(":") and opens_block(lb.strip())
     return Block(lines, base, lb.rstrip().endswith(OPENERS), next_code, trust_end, opts.braces, max(open_depth, 0),
-                 bool(lb.strip()), opts.lexis)
+                 bool(lb.strip()), header, opts.lexis)
 
 
 def block_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

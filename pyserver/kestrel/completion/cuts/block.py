@@ -70,15 +70,26 @@ def statement_ended(b: Block, i: int, line: str) -> bool:
     has closed the brackets that line opened, a line at the cursor line's level is the next statement
     (or the next parameter, field, element), not part of this one. Even where the model placed the
     end itself: what was asked for is the rest of a statement (`logger = ` answered with
-    `get_logger(__name__)`, a blank line and the module's next statement)."""
-    if not (b.mid_line and not b.header and indent_of(line) <= b.base):
+    `get_logger(__name__)`, a blank line and the module's next statement). In Python a deeper line
+    after the finished statement ends it too (it can only be the body of a block the answer opened
+    with a `:`); in brace languages it may go on the statement (`.then(...)` on a line of its own)."""
+    if not (b.mid_line and not b.header):
         return False
-    if not b.braces and b.lines[i - 1].rstrip().endswith("\\"):
-        return False  # Python: the line before goes on on this one
-    depth = b.open_depth
-    for done in b.lines[:i]:
-        depth, _ = bracket_depths(done, depth, b.lexis)
-    return depth <= 0
+    done = b.lines[:i]
+    if not b.braces and (_open_triple_quote(done) or done[-1].rstrip().endswith("\\")):
+        return False  # Python: a string or a line continued on this one
+    depth, opened_block = b.open_depth, False
+    for text in done:
+        depth, _ = bracket_depths(text, depth, b.lexis)
+        opened_block = opened_block or (depth <= 0 and text.rstrip().endswith(":"))
+    if depth > 0:
+        return False
+    return indent_of(line) <= b.base or not (b.braces or opened_block)
+
+
+def _open_triple_quote(lines: list[str]) -> bool:
+    text = "\n".join(lines)
+    return text.count('"""') % 2 == 1 or text.count("'''") % 2 == 1
 
 
 def repetition(b: Block, i: int, line: str) -> bool:

@@ -17,7 +17,7 @@ from kestrel.context.window import CursorText
 CURSOR = "║"
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(GOLDEN.glob("*.toml"))
-_STREAM_KEYS = {"multiline", "max_lines", "done", "model_ended", "expect_end"}
+_STREAM_KEYS = {"multiline", "max_lines", "done", "model_ended", "expect_end", "asked_mid_line"}
 _CASE_KEYS = {"language", "document", "raw", "expected", "final", "stage", "stream"}
 
 
@@ -36,6 +36,7 @@ def load(path: Path) -> tuple[dict, CursorText, CutOptions]:
         expect_end=stream.get("expect_end", False),
         braces=case["language"] in BRACE_LANGUAGES,
         lexis=lexis_of(case["language"]),
+        asked_mid_line=stream.get("asked_mid_line"),
     )
     return case, cur, opts
 

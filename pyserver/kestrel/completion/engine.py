@@ -261,7 +261,8 @@ class InlineCompletionEngine:
                     return None
                 opts = CutOptions(multiline=gen.multiline, max_lines=self.settings.max_lines, done=gen.done,
                                   model_ended=gen.model_ended, expect_end=gen.awaits_end and gen.trusts_end,
-                                  braces=req.language in BRACE_LANGUAGES, lexis=lexis_of(req.language))
+                                  braces=req.language in BRACE_LANGUAGES, lexis=lexis_of(req.language),
+                                  asked_mid_line=bool(gen.line_before.strip()))
                 shown = cut(gen.text[len(typed) :] if gen.text.startswith(typed) else "", seen, opts)
                 if gen.open_indent is not None and shown.text:
                     shown = Shown(shown.text.rstrip() + "\n" + gen.open_indent, shown.final)

@@ -54,6 +54,10 @@ class CutOptions:
     expect_end: bool = False
     braces: bool = False  # the language closes blocks with braces: the brace stages apply
     lexis: Lexis = Lexis()  # what bracket counting skips in the language (lexis_of)
+    # Whether the cursor line had code before the cursor when the model was asked (None: as it has
+    # now). Typing through a suggestion asked at an empty line puts code before the cursor; the
+    # answer is still the block that was asked for, not the rest of a statement.
+    asked_mid_line: bool | None = None
 
 
 # Languages whose blocks end with `}`: the brace stages (surplus_closer, closes_what_follows,

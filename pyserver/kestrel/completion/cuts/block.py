@@ -116,7 +116,7 @@ def _block(shown: Shown, cur: CursorText, opts: CutOptions) -> Block:
     open_depth = bracket_depths(lb, 0, opts.lexis)[0] if lb.strip() else 0
     header = not opts.braces and lb.rstrip().endswith(":") and opens_block(lb.strip())
     return Block(lines, base, lb.rstrip().endswith(OPENERS), next_code, trust_end, opts.braces, max(open_depth, 0),
-                 bool(lb.strip()), header, opts.lexis)
+                 bool(lb.strip()) if opts.asked_mid_line is None else opts.asked_mid_line, header, opts.lexis)
 
 
 def block_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:

@@ -33,7 +33,6 @@ def test_the_engine_waits_for_a_model_that_ends_its_blocks_and_learns_one_that_d
 
     # A hole two levels deep above `return total`: the right middle leaves the inner block.
     doc = "def f(rows):\n    total = 0\n\n    return total\n"
-    cursor = doc.index("\n    return") + 1
     middle = ("    for row in rows:\n        if not row:\n            continue\n        for x in row:\n"
               "            total += x\n    total = round(total, 2)\n")  # past the early cuts' horizon
     req = CompletionInput("file:///w/a.py", "a.py", "python", split_at(doc, 2, 0), lambda q, n: ())

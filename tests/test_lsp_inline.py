@@ -266,3 +266,37 @@ async def test_a_one_line_suggestion_the_model_gave_little_chance_is_not_shown(m
         open_doc(client, "file:///work/unsure.py", "def f(y):\n    x = \n")
         assert await complete(client, "file:///work/unsure.py", 1, 8) == "y + 1"
         assert "logprobs" not in mock.stats()["last_request"]
+
+
+STEP = ("from graph import GraphRunContext\n\n\nclass Step:\n    async def run(self, ctx: \n"
+        "        return None\n")
+
+
+async def test_an_invented_name_is_written_again_from_a_name_the_code_has(mock):
+    """The model's line reads `StepRunContext`, which nothing binds (the name guard would hide it);
+    among its alternatives for that token, `Graph` begins a name the file imports: the token is asked
+    for again with its alternatives, and the rest is written after `Graph`."""
+    mock.configure(text="1\n", rules=[
+        {"match": "<|fim_middle|>Graph", "text": "RunContext) -> None:\n"},
+        {"match": "async def run(self, ctx: ", "text": "StepRunContext) -> None:\n",
+         "alternatives": {"Graph": -0.9, "Any": -1.5}},
+    ])
+    uri = "file:///work/step.py"
+    async with kestrel(mock_options(mock, "fim", model="qwen2.5-coder-0.5b")) as client:
+        open_doc(client, uri, STEP)
+        assert await complete(client, uri, 4, 29) == "GraphRunContext) -> None:"
+        sent = [r["body"] for r in mock.stats()["request_log"] if r["endpoint"] == "/v1/completions"]
+    assert [b.get("logprobs") for b in sent] == [None, 5, None]  # the answer, its first token again, the rest
+    assert sent[1]["max_tokens"] == 1 and sent[1]["prompt"].endswith("<|fim_middle|>")
+    assert sent[2]["prompt"].endswith("<|fim_middle|>Graph")
+
+
+async def test_no_alternative_that_begins_a_known_name_shows_nothing(mock):
+    mock.configure(text="1\n", rules=[{"match": "async def run(self, ctx: ", "text": "StepRunContext) -> None:\n",
+                                       "alternatives": {"Steps": -0.9, ")": -1.5}}])
+    uri = "file:///work/step.py"
+    async with kestrel(mock_options(mock, "fim", model="qwen2.5-coder-0.5b")) as client:
+        open_doc(client, uri, STEP)
+        assert await complete(client, uri, 4, 29) is None
+        sent = [r["body"] for r in mock.stats()["request_log"] if r["endpoint"] == "/v1/completions"]
+    assert [b.get("logprobs") for b in sent] == [None, 5]  # asked once more for the token, then nothing

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kestrel.providers.base import CompletionPrompt, Snippet
@@ -17,6 +19,14 @@ def test_fim_templates_by_family():
     assert "<｜fim▁hole｜>" in fim_template_for("deepseek-coder-6.7b").render(p)
     cl = fim_template_for("codellama:7b-code").render(p)
     assert "<PRE> def f( <SUF>)\n <MID>" in cl and "# Path: /b.py" in cl
+    # The repository's name opens the context in the families trained on it, never a bare prompt.
+    named = CompletionPrompt(prefix="x", suffix="", language="python", path="pkg/a.py", repo="shop",
+                             snippets=(Snippet("pkg/b.py", "B = 1"),))
+    assert fim_template_for("Qwen2.5-Coder-0.5B").render(named).startswith(
+        "<|repo_name|>shop\n<|file_sep|>pkg/b.py\nB = 1\n<|file_sep|>pkg/a.py\n<|fim_prefix|>x")
+    assert fim_template_for("starcoder2-3b").render(named).startswith("<repo_name>shop<file_sep>pkg/b.py\nB = 1\n")
+    assert "shop" not in fim_template_for("Qwen2.5-Coder-0.5B").render(replace(named, snippets=()))
+    assert "shop" not in fim_template_for("codellama:7b-code").render(named)
     with pytest.raises(ValueError):
         fim_template_for("x", "nope")
     # An answer already begun goes where the model's own tokens go: after the middle marker.

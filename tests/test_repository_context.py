@@ -157,7 +157,8 @@ async def test_the_model_receives_the_imported_definitions_without_open_tabs(moc
         open_doc(client, app.as_uri(), text)
         assert await complete(client, app.as_uri(), 3, 9) == "total_due(inv)"
         prompt = mock.stats()["last_request"]["prompt"]
-    assert prompt.startswith("<|file_sep|>src/billing/models.py\n@dataclass\nclass Invoice:")
+    # Qwen2.5-Coder's repository format: the workspace folder's name first, the current file last
+    assert prompt.startswith(f"<|repo_name|>{ws.name}\n<|file_sep|>src/billing/models.py\n@dataclass\nclass Invoice:")
     assert "def total_due(invoice: Invoice, *, tax: float=0.2) -> float:" in prompt
     assert "<|file_sep|>src/billing/app.py\n<|fim_prefix|>from billing.models import" in prompt
     assert str(tmp_path) not in prompt  # relative paths only

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from scripted_completion import complete_at
 
+from kestrel.completion.name_guard import first_unbound_read
+from kestrel.completion.name_retry import steer_token
+
 
 def test_a_suggestion_that_reads_a_name_the_code_cannot_have_is_not_shown():
     from kestrel.completion.name_guard import misreads_names
@@ -39,3 +42,20 @@ def test_a_suggestion_that_reads_a_name_the_code_cannot_have_is_not_shown():
     assert text == ""
     text, _ = complete_at(doc, doc.index("    return"), "    pi = 3.14159\n")
     assert text.startswith("    pi = 3.14159")
+
+
+def test_the_first_unbound_read_says_where_it_is_in_the_suggestion():
+    before = "from m import GraphRunContext\n\n\ndef f(x):\n    "
+    assert first_unbound_read(before, "y = x\n    return zz(y)", "\n", "python") == ("zz", 17)
+    assert first_unbound_read("def f(ctx: ", "StepContext) -> int:", "\n    return 1\n", "python") == ("StepContext", 0)
+    assert first_unbound_read(before, "return GraphRunContext(x)", "\n", "python") is None
+    # A local read above its assignment is not an invented name; a name only in the lines after is not in the text.
+    assert first_unbound_read("def f():\n    ", "print(out)\n    out = 1", "\n", "python") is None
+    assert first_unbound_read("def f():\n    y = ", "1", "\n    return nope\n", "python") is None
+
+
+def test_the_steering_token_begins_a_name_the_code_has():
+    names = frozenset({"GraphRunContext", "StateT", "x"})
+    top = {"Step": -0.2, "(": -1.0, " Graph": -1.5, "State": -2.0}
+    assert steer_token("Step", top, names) == " Graph"  # the invented token and punctuation are passed over
+    assert steer_token("Step", {"Step": -0.2, "Stage": -0.4}, names) is None  # no known name begins `Stage`

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..config import CompletionSettings
 from ..context.file_head import prefix_with_imports
 from ..context.window import CHARS_PER_TOKEN, CursorText, suffix_window
 from ..providers.base import CompletionPrompt, Provider, ProviderError, Snippet
-from . import guards
+from . import guards, name_retry
 from .confidence import unsure_line
 from .cuts import CutOptions, Shown, cut
 from .cuts.base import BRACE_LANGUAGES, lexis_of
 from .ending import EndingHabit
+from .name_guard import first_unbound_read
+from .name_retry import known_names
 from .generation import TAIL as _TAIL
 from .generation import CompletionObserver, Generation
 from .generation import pushed_indent as _pushed_indent
@@ -69,6 +71,7 @@ class CompletionInput:
     neighbors: Callable[[str, int], tuple[Snippet, ...]]  # (query text, budget chars) -> snippets
     # (prefix window, budget chars) -> the definitions of names the file imports from the workspace
     definitions: Callable[[str, int], tuple[Snippet, ...]] = lambda window, budget: ()
+    repo: str = ""  # the workspace folder holding the file (CompletionPrompt.repo)
 
 
 class InlineCompletionEngine:
@@ -215,6 +218,7 @@ class InlineCompletionEngine:
             language=req.language,
             path=req.path,
             snippets=snippets,
+            repo=req.repo,
             max_tokens=s.max_tokens if multiline else min(s.max_tokens, 64),
             multiline=multiline,
             # the chosen tokens' log probabilities, for confidence.unsure_line (fim streams carry them)
@@ -281,10 +285,34 @@ class InlineCompletionEngine:
                     gen.answered = True
                     if unsure_line(shown.text, gen.stats.tokens, self._floor(req.language)):
                         return None  # the model itself gave this line little chance: show nothing
-                    return guards.fit(cur, shown, req.language, gen.open_indent)
+                    fitted = guards.fit(cur, shown, req.language, gen.open_indent)
+                    if fitted.text or not shown.text or typed:
+                        return fitted
+                    return await self._with_a_known_name(gen, shown, seen, req, opts) or fitted
                 await gen.wait_changed()
         finally:
             gen.waiters -= 1
+
+    async def _with_a_known_name(self, gen: Generation, shown: Shown, seen: CursorText, req: CompletionInput,
+                                 opts: CutOptions) -> Shown | None:
+        """An answer hidden for reading a name nothing binds, written again from the likeliest token
+        that begins a name the code has (name_retry.py); None when that does not give one to show."""
+        provider = self.provider
+        if (provider is None or provider.kind != "fim" or req.language != "python" or gen.open_indent is not None
+                or gen.prompt.answered):
+            return None
+        found = first_unbound_read(seen.before, shown.text, seen.after, req.language)
+        if found is None:
+            return None
+        name, offset = found
+        if not shown.text.startswith(name, offset) or not gen.text.startswith(shown.text[:offset]):
+            return None  # the cuts changed the text before the name: the model's answer is not this
+        gen.cancel()  # its answer is refused, and a local server runs one stream at a time
+        text = await name_retry.retry(provider, gen.prompt, shown.text, offset, known_names(seen.before + seen.after))
+        if text is None:
+            return None
+        again = cut(text, seen, replace(opts, done=True, model_ended=True))
+        return guards.fit(seen, again, req.language, None) if again.text else None
 
     def request_cancelled(self, uri: str, document: str | None) -> None:
         """The LSP request was cancelled: kill the stream now unless it may still be typed through."""

@@ -49,6 +49,7 @@ class Generation:
         self.after_head = cur.after[:TAIL]
         self.line_before = cur.line_before
         self.multiline = prompt.multiline
+        self.prompt = prompt
         # See ending.py: wait for the model to end the block itself and take that end (trusts_end),
         # or keep the stream to its end only to learn how this model ends (watched).
         self.trusts_end = trusts_end and prompt.multiline

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from functools import lru_cache
+from typing import Iterator
 
 from ..context.python_names import bindings, imported_name, position, predefined
 from .syntax_guard import checked_block, parse
@@ -102,18 +103,33 @@ def _read_too_early(read: ast.Name, parents: dict[ast.AST, ast.AST]) -> bool:
 def misreads_names(before: str, text: str, after: str, language: str) -> bool:
     """True when the suggestion, or the code right after it, reads a name that is bound nowhere,
     or the suggestion reads a local bound only later."""
+    return next(_misreads(before, text, after, language), None) is not None
+
+
+def first_unbound_read(before: str, text: str, after: str, language: str) -> tuple[str, int] | None:
+    """(name, its offset in `text`) of the first name the suggestion itself reads that nothing binds
+    (not a local read too early, not a name in the lines after it); None when there is none."""
+    for name, offset, unbound in _misreads(before, text, after, language):
+        if unbound and offset is not None:
+            return name, offset
+    return None
+
+
+def _misreads(before: str, text: str, after: str, language: str) -> Iterator[tuple[str, int | None, bool]]:
+    """Each misread name: (name, its offset in `text` or None when it is after the suggestion,
+    True when nothing binds it / False when it is a local read before its assignment)."""
     checked = checked_block(before, text, after, language)
     if checked is None:
-        return False
+        return
     start, end = checked
     head, tail = before[start:], after[:end]
     block = parse(head + text + tail)
     if not isinstance(block, ast.Module):
-        return False  # the syntax guard's business
+        return  # the syntax guard's business
     reads: list[ast.Name] = []
     in_block = bindings(block, reads)
     if in_block is None:
-        return False
+        return
     outside: str | None = None  # the rest of the file, joined only when a name must be looked up there
     first_line = head.count("\n") + 1
     first_col = len(head) - head.rfind("\n") - 1
@@ -132,9 +148,21 @@ def misreads_names(before: str, text: str, after: str, language: str) -> bool:
             outside = outside if outside is not None else before[:start] + "\n" + after[end:]
             if _bound_outside(name, outside):
                 continue
-            return True  # in the suggestion, or right after it where the suggestion should bind it
-        if where < (last_line, last_col) and min(sites) > where:
+            # in the suggestion, or right after it where the suggestion should bind it
+            yield name, _offset_in(text, where, first_line, first_col, last_line, last_col), True
+        elif where < (last_line, last_col) and min(sites) > where:
             parents = parents or _parents(block)
             if _read_too_early(node, parents):
-                return True
-    return False
+                yield name, _offset_in(text, where, first_line, first_col, last_line, last_col), False
+
+
+def _offset_in(text: str, where: tuple[int, int], first_line: int, first_col: int, last_line: int,
+               last_col: int) -> int | None:
+    """Where a (line, column) of the parsed block falls in the suggestion's text (None: after it)."""
+    line, col = where
+    if (line, col) >= (last_line, last_col):
+        return None
+    if line == first_line:
+        return col - first_col
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    return starts[line - first_line] + col

@@ -121,6 +121,20 @@ class Documents:
                 return path[len(root):]
         return path.rsplit("/", 1)[-1]
 
+    def repository(self, uri: str) -> str:
+        """The name of the workspace folder that holds the file, as the editor names it ("" outside
+        every folder): what a model family's repository format calls the repository."""
+        path = uri_to_path(uri)
+        workspace = self._server.workspace
+        folders = [(uri_to_path(f.uri), f.name) for f in (getattr(workspace, "folders", None) or {}).values()]
+        if getattr(workspace, "root_path", None):
+            folders.append((workspace.root_path, ""))
+        for root, name in sorted((f for f in folders if f[0]), key=lambda f: len(f[0]), reverse=True):
+            root = root.rstrip("/")
+            if path.startswith(root + "/"):
+                return " ".join((name or root.rsplit("/", 1)[-1]).split())
+        return ""
+
     def encoding(self) -> str:
         """The position encoding negotiated at `initialize` (UTF-16 unless the client chose another)."""
         return str(self._server.server_capabilities.position_encoding or "utf-16")

@@ -102,6 +102,7 @@ class InlineCompletionFeature:
             ),
             definitions=lambda window, budget: self._definitions(uri, language, shown_path, window, budget,
                                                                  len(cur.before)),
+            repo=core.documents.repository(uri),
         )
         try:
             text = await self.engine.complete(request)

@@ -32,6 +32,9 @@ class CompletionPrompt:
     language: str
     path: str
     snippets: tuple[Snippet, ...] = ()
+    # The workspace folder holding the file, as the editor names it: the repository name a family's
+    # repository format starts with when snippets from other files are sent ("" when none).
+    repo: str = ""
     max_tokens: int = 160
     multiline: bool = True
     stop: tuple[str, ...] = ()

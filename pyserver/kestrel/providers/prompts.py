@@ -20,11 +20,12 @@ class FimTemplate:
     end: str  # after the suffix: the model writes the middle
     stop: tuple[str, ...]
     file_sep: str | None = None  # repo-level context separator, when the family has one
+    repo_name: str | None = None  # the repository's name before its files ({} is the name), when the family has one
     suffix_first: bool = False  # Codestral/Mistral put the suffix before the prefix
     prefix_only: bool = False  # models without FIM tokens: plain continuation of the prefix
 
     def render(self, prompt: CompletionPrompt) -> str:
-        context = render_context(prompt, self.file_sep)
+        context = render_context(prompt, self.file_sep, self.repo_name)
         if self.prefix_only:
             return f"{context}{prompt.prefix}{prompt.answered}"
         if self.suffix_first:
@@ -36,12 +37,12 @@ FIM_TEMPLATES: dict[str, FimTemplate] = {
     "qwen": FimTemplate(
         "qwen", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>",
         ("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|im_end|>", "<|fim_prefix|>"),
-        file_sep="<|file_sep|>",
+        file_sep="<|file_sep|>", repo_name="<|repo_name|>{}\n",
     ),
     "starcoder": FimTemplate(
         "starcoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>",
         ("<|endoftext|>", "<file_sep>", "<fim_prefix>"),
-        file_sep="<file_sep>",
+        file_sep="<file_sep>", repo_name="<repo_name>{}",
     ),
     "deepseek": FimTemplate(
         "deepseek", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>",
@@ -71,13 +72,16 @@ def fim_template_for(model: str, setting: str = "auto") -> FimTemplate:
     return FIM_TEMPLATES["qwen"]  # the most common open FIM format today
 
 
-def render_context(prompt: CompletionPrompt, file_sep: str | None) -> str:
+def render_context(prompt: CompletionPrompt, file_sep: str | None, repo_name: str | None = None) -> str:
     if not prompt.snippets:
         # No repository context: the bare FIM prompt. A lone `<|file_sep|>{path}` header makes
         # small instruct models (Qwen2.5-Coder-0.5B measured) ignore the suffix.
         return ""
     if file_sep:
-        parts = [f"{file_sep}{s.path}\n{s.text}\n" for s in prompt.snippets]
+        # The family's repository format as its authors trained it (Qwen2.5-Coder's report, StarCoder2):
+        # the repository's name, then each file after a separator and its path, the current file last.
+        parts = [repo_name.format(prompt.repo)] if repo_name and prompt.repo else []
+        parts += [f"{file_sep}{s.path}\n{s.text}\n" for s in prompt.snippets]
         parts.append(f"{file_sep}{prompt.path}\n")
         return "".join(parts)
     comment = comment_prefix(prompt.language)

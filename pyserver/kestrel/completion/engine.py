@@ -308,10 +308,14 @@ class InlineCompletionEngine:
         if not shown.text.startswith(name, offset) or not gen.text.startswith(shown.text[:offset]):
             return None  # the cuts changed the text before the name: the model's answer is not this
         gen.cancel()  # its answer is refused, and a local server runs one stream at a time
-        text = await name_retry.retry(provider, gen.prompt, shown.text, offset, known_names(seen.before + seen.after))
+        streaming = replace(opts, done=False, model_ended=False)
+        text = await name_retry.retry(provider, gen.prompt, shown.text, offset, known_names(seen.before + seen.after),
+                                      lambda so_far: cut(so_far, seen, streaming).final)
         if text is None:
             return None
-        again = cut(text, seen, replace(opts, done=True, model_ended=True))
+        again = cut(text, seen, streaming)  # final when the stream was left early
+        if not again.final:
+            again = cut(text, seen, replace(opts, done=True, model_ended=True))
         return guards.fit(seen, again, req.language, None) if again.text else None
 
     def request_cancelled(self, uri: str, document: str | None) -> None:

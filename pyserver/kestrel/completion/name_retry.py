@@ -13,6 +13,7 @@ import logging
 import re
 from contextlib import aclosing
 from dataclasses import replace
+from typing import Callable
 
 from ..providers.base import CompletionPrompt, Provider, StreamStats
 
@@ -41,9 +42,10 @@ def steer_token(invented_token: str, top: dict[str, float], names: frozenset[str
 
 
 async def retry(provider: Provider, prompt: CompletionPrompt, answer: str, offset: int,
-                names: frozenset[str]) -> str | None:
+                names: frozenset[str], enough: Callable[[str], bool]) -> str | None:
     """`answer` (what the model wrote for `prompt`, from the cursor) with the invented name at `offset`
-    written again from a known name's first token; None when no listed token begins one."""
+    written again from a known name's first token; None when no listed token begins one. The new
+    stream is read until `enough(text so far)` (the cuts have decided) or its end."""
     head = answer[:offset]
     ask = replace(prompt, answered=prompt.answered + head, max_tokens=1, top_logprobs=ALTERNATIVES, stop=())
     stats = StreamStats()
@@ -58,9 +60,11 @@ async def retry(provider: Provider, prompt: CompletionPrompt, answer: str, offse
         log.debug("name retry: no alternative to %r begins a known name (%s)", invented, ", ".join(top))
         return None
     rest = replace(prompt, answered=prompt.answered + head + token, top_logprobs=0)
-    parts: list[str] = []
+    text = head + token
     async with aclosing(provider.complete(rest, StreamStats())) as stream:
         async for delta in stream:
-            parts.append(delta)
+            text += delta
+            if enough(text):
+                break
     log.debug("name retry: %r instead of %r", token, invented)
-    return head + token + "".join(parts)
+    return text

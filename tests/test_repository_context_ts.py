@@ -98,6 +98,7 @@ async def test_the_model_receives_imported_declarations_for_a_typescript_file(mo
         open_doc(client, app.as_uri(), text, language="typescript")
         await complete(client, app.as_uri(), 3, 12)
         prompt = mock.stats()["last_request"]["prompt"]
-    assert prompt.startswith("<|file_sep|>src/geometry/shapes.ts\n/** A rectangle on the canvas. */\nexport class Rect {")
+    assert prompt.startswith(f"<|repo_name|>{ws.name}\n<|file_sep|>src/geometry/shapes.ts\n"
+                             "/** A rectangle on the canvas. */\nexport class Rect {")
     assert "export function scale(r: Rect, by: number): Rect;" in prompt
     assert "<|file_sep|>src/app.ts\n<|fim_prefix|>import { Rect, scale }" in prompt

@@ -25,7 +25,6 @@ from .cuts import CutOptions, Shown, cut
 from .cuts.base import BRACE_LANGUAGES, lexis_of
 from .ending import EndingHabit
 from .name_guard import first_unbound_read
-from .name_retry import known_names
 from .generation import TAIL as _TAIL
 from .generation import CompletionObserver, Generation
 from .generation import pushed_indent as _pushed_indent
@@ -309,7 +308,8 @@ class InlineCompletionEngine:
             return None  # the cuts changed the text before the name: the model's answer is not this
         gen.cancel()  # its answer is refused, and a local server runs one stream at a time
         streaming = replace(opts, done=False, model_ended=False)
-        text = await name_retry.retry(provider, gen.prompt, shown.text, offset, known_names(seen.before + seen.after),
+        names = name_retry.known_names(seen.before + seen.after)
+        text = await name_retry.retry(provider, gen.prompt, shown.text, offset, names,
                                       lambda so_far: cut(so_far, seen, streaming).final)
         if text is None:
             return None

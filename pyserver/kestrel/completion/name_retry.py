@@ -21,7 +21,6 @@ log = logging.getLogger(__name__)
 
 ALTERNATIVES = 5  # the token's alternatives asked for
 _WORD = re.compile(r"[A-Za-z_]\w*")
-_NAME_START = re.compile(r"[A-Za-z_]\w*\Z")
 
 
 def known_names(code: str) -> frozenset[str]:
@@ -34,7 +33,7 @@ def steer_token(invented_token: str, top: dict[str, float], names: frozenset[str
     """The likeliest listed token, other than the invented name's own, that begins a known name."""
     for token, _lp in sorted(top.items(), key=lambda kv: -kv[1]):
         start = token.lstrip(" ")
-        if token == invented_token or not _NAME_START.match(start):
+        if token == invented_token or not _WORD.fullmatch(start):
             continue
         if any(name.startswith(start) for name in names):
             return token

@@ -111,29 +111,31 @@ class Documents:
         """The file's path as the model sees it: relative to the workspace folder that holds it
         (never the user's absolute path, which may go to a remote model), else its file name."""
         path = uri_to_path(uri)
-        workspace = self._server.workspace
-        roots = [uri_to_path(f.uri) for f in (getattr(workspace, "folders", None) or {}).values()]
-        if getattr(workspace, "root_path", None):
-            roots.append(workspace.root_path)
-        for root in sorted(filter(None, roots), key=len, reverse=True):
-            root = root.rstrip("/") + "/"
-            if path.startswith(root):
-                return path[len(root):]
-        return path.rsplit("/", 1)[-1]
+        folder = self._folder(path)
+        return path[len(folder[0]):] if folder else path.rsplit("/", 1)[-1]
 
     def repository(self, uri: str) -> str:
         """The name of the workspace folder that holds the file, as the editor names it ("" outside
         every folder): what a model family's repository format calls the repository."""
-        path = uri_to_path(uri)
+        folder = self._folder(uri_to_path(uri))
+        if folder is None:
+            return ""
+        root, name = folder
+        return " ".join((name or root.rstrip("/").rsplit("/", 1)[-1]).split())
+
+    def _folder(self, path: str) -> tuple[str, str] | None:
+        """(its root with a trailing `/`, the editor's name for it or "") of the innermost workspace
+        folder holding `path`."""
         workspace = self._server.workspace
-        folders = [(uri_to_path(f.uri), f.name) for f in (getattr(workspace, "folders", None) or {}).values()]
+        named = (getattr(workspace, "folders", None) or {}).values()
+        folders = [(uri_to_path(f.uri), getattr(f, "name", "")) for f in named]
         if getattr(workspace, "root_path", None):
             folders.append((workspace.root_path, ""))
         for root, name in sorted((f for f in folders if f[0]), key=lambda f: len(f[0]), reverse=True):
-            root = root.rstrip("/")
-            if path.startswith(root + "/"):
-                return " ".join((name or root.rsplit("/", 1)[-1]).split())
-        return ""
+            root = root.rstrip("/") + "/"
+            if path.startswith(root):
+                return root, name
+        return None
 
     def encoding(self) -> str:
         """The position encoding negotiated at `initialize` (UTF-16 unless the client chose another)."""

@@ -127,6 +127,29 @@ async def test_first_uses_come_first_and_the_layout_is_stable_while_typing(tmp_p
     assert ctx.snippets("file:///app.py", "src/billing/app.py", text + "round(", 5000) == full
 
 
+async def test_a_first_use_read_soon_below_the_cursor_comes_before_earlier_imports(tmp_path):
+    ctx, app = context_engine(tmp_path)
+    head = "from billing.models import Invoice, total_due, RATE\n\n"
+    text = head + "x = "
+    below = "\n\n\ndef later():\n    return RATE * 2\n"
+    await ctx.ready("file:///app.py", app, text + below, 1, 5.0)
+    # Room for one header: without what follows the cursor it is the first import's...
+    assert ctx.snippets("file:///app.py", "src/billing/app.py", text, 25)[0].text == "class Invoice: ..."
+    # ... with it, the name the code reads just below: a line here likely needs it too.
+    ctx = RepositoryContext(ctx.index)
+    await ctx.ready("file:///app.py", app, text + below, 1, 5.0)
+    assert ctx.snippets("file:///app.py", "src/billing/app.py", text, 25, after=below)[0].text == "RATE = 0.2"
+
+
+def test_a_long_constant_is_outlined_short_not_left_out():
+    message = "{converter} could not read {extension}: install the extra [{feature}]. " * 5
+    table = "{" + ", ".join(f"'k{i}': {i}" for i in range(60)) + "}"
+    out = outline(f"MESSAGE = {message!r}\nTABLE: dict[str, int] = {table}\nLIMIT: int\n")
+    assert out.definitions["MESSAGE"] == "MESSAGE = " + repr(message[:120] + "...")
+    assert out.definitions["TABLE"] == "TABLE: dict[str, int] = ..."
+    assert out.definitions["LIMIT"] == "LIMIT: int"
+
+
 @pytest.mark.skipif(os.name != "posix", reason="symlinks")
 def test_a_symlink_out_of_the_workspace_a_secret_and_an_excluded_file_are_never_read(tmp_path):
     """The hostile workspace: a module that is a symlink to a file of the user's outside it, a
@@ -162,6 +185,22 @@ async def test_the_model_receives_the_imported_definitions_without_open_tabs(moc
     assert "def total_due(invoice: Invoice, *, tax: float=0.2) -> float:" in prompt
     assert "<|file_sep|>src/billing/app.py\n<|fim_prefix|>from billing.models import" in prompt
     assert str(tmp_path) not in prompt  # relative paths only
+
+
+async def test_the_prompt_has_the_definition_the_code_below_the_cursor_reads(mock, tmp_path):
+    ws = workspace(tmp_path)
+    app = ws / "src" / "billing" / "app.py"
+    text = ("from billing.models import Invoice, total_due, RATE\n\n"
+            "def price(x):\n    return \n\n\ndef later():\n    return RATE * 2\n")
+    mock.configure(text="x")
+    # 8 tokens of context: room for one definition's header, no more
+    options = mock_options(mock, "fim", model="qwen2.5-coder-0.5b", completion={"contextTokens": 8})
+    async with kestrel(options, workspace=ws) as client:
+        open_doc(client, app.as_uri(), text)
+        await complete(client, app.as_uri(), 3, 11)
+        prompt = mock.stats()["last_request"]["prompt"]
+    assert "RATE = 0.2" in prompt.split("<|file_sep|>src/billing/app.py")[0]
+    assert "class Invoice" not in prompt
 
 
 async def test_repository_context_can_be_turned_off(mock, tmp_path):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 DOC_LINES = 3  # a docstring's summary: its first lines up to the first blank line
 MAX_CLASS_CHARS = 900  # a class's outline; the methods that do not fit are left out
 MAX_ASSIGN_CHARS = 200  # a module-level constant or alias
+SHORT_STRING_CHARS = 120  # a longer constant's string value is shown this far
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
@@ -89,9 +90,20 @@ def render_class(node: ast.ClassDef) -> str:
     return text
 
 
-def _render_assign(node: ast.Assign | ast.AnnAssign) -> str | None:
+def _render_assign(node: ast.Assign | ast.AnnAssign) -> str:
+    """The assignment as written, or shortened: a long string's start (its placeholders show how it
+    is used), any other long value as `...`. A constant left out would be a name the model cannot spell."""
     text = ast.unparse(node)
-    return text if len(text) <= MAX_ASSIGN_CHARS else None
+    if len(text) <= MAX_ASSIGN_CHARS:
+        return text
+    short = copy.copy(node)
+    value = node.value
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        short.value = ast.Constant(value.value[:SHORT_STRING_CHARS] + "...")
+    else:
+        short.value = ast.Constant(...)
+    text = ast.unparse(short)
+    return text if len(text) <= MAX_ASSIGN_CHARS else text.split(" = ", 1)[0][:MAX_ASSIGN_CHARS] + " = ..."
 
 
 def outline(source: str) -> Outline:
@@ -110,9 +122,9 @@ def outline(source: str) -> Outline:
             definitions[node.name] = render_class(node)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            rendered = _render_assign(node)
+            rendered = _render_assign(node) if node.value is not None else ast.unparse(node)
             for target in targets:
-                if isinstance(target, ast.Name) and rendered is not None:
+                if isinstance(target, ast.Name):
                     definitions.setdefault(target.id, rendered)
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 MAX_MODULE_ATTRS = 6  # definitions taken from one imported module (`utils.x`, `utils.y`)
 STICKY_CHARS = 2000  # a choice of definitions is kept while the cursor stays this close to where it was made
+NEAR_AFTER_CHARS = 4000  # how far below the cursor a name's next use counts as near
 
 
 @dataclass(frozen=True)
@@ -140,12 +141,13 @@ class RepositoryContext:
             pass
 
     def snippets(self, uri: str, shown_path: str, window_before: str, budget_chars: int,
-                 cursor: int | None = None) -> tuple[Snippet, ...]:
+                 cursor: int | None = None, after: str = "") -> tuple[Snippet, ...]:
         """The definitions to put before the file in the prompt (import order, grouped by file); while
         the document's imports are being resolved again, the earlier resolution's; () before any.
         `cursor` (its offset in the document): near where the last choice was made, with the same
         resolution and budget, the same choice is kept, so the prompt's start does not change while a
-        line is typed (typing a name's first use would otherwise re-rank, and re-send, the context)."""
+        line is typed (typing a name's first use would otherwise re-rank, and re-send, the context).
+        `after`: the text after the cursor (names used soon below it come first)."""
         entry = self._pending.get(uri)
         resolved = None if entry is None or entry.generation != self.index.generation else entry.result()
         if budget_chars <= 0 or resolved is None:
@@ -156,7 +158,7 @@ class RepositoryContext:
                 and kept[2] is not None and abs(cursor - kept[2]) <= STICKY_CHARS):
             chosen = kept[3]
         else:
-            chosen = self._select(resolved, entry.statements, window_before, budget_chars)
+            chosen = self._select(resolved, entry.statements, window_before, after[:NEAR_AFTER_CHARS], budget_chars)
             self._chosen[uri] = (resolved, budget_chars, cursor, chosen)
         self.last = ContextReport(shown_path, tuple((f.path, f.name) for f, _ in chosen),
                                   sum(len(t) for _, t in chosen), len(resolved))
@@ -166,36 +168,42 @@ class RepositoryContext:
         return tuple(Snippet(path=p, text="\n\n".join(texts)) for p, texts in by_file.items())
 
     def _select(self, resolved: tuple[Resolved, ...], statements: Callable[[str], list[str]], window_before: str,
-                budget: int) -> list[tuple[Located, str]]:
+                after: str, budget: int) -> list[tuple[Located, str]]:
         """(definition, its text in the prompt: outline or header) in prompt order (import order),
-        within budget. Names not yet used above the cursor come first: each gets its one-line header,
-        then as many as fit get their whole outline (in priority order: first use, then import
-        order); names already used follow, whole or not at all."""
+        within budget. Names not yet used above the cursor come first, the ones used soonest below
+        it (`after`) before the rest: each gets its one-line header, then as many as fit get their
+        whole outline (in that priority order, then import order); names already used follow, whole
+        or not at all."""
         for statement in statements(window_before):
             window_before = window_before.replace(statement, "")
         used = set(_IDENT.findall(window_before))
         attrs_read = {u for u in used if "." in u}
-        candidates: list[tuple[int, int, Located]] = []  # (priority, import order, definition)
+        below: dict[str, int] = {}  # a name -> where it is next read below the cursor
+        for match in _IDENT.finditer(after):
+            below.setdefault(match.group(0).split(".")[0], match.start())
+        never = len(after) + 1
+        candidates: list[tuple[int, int, int, Located]] = []  # (priority, distance below, import order, definition)
         for order, item in enumerate(resolved):
             bound = item.imported.bound
             if item.definition is not None:
                 first_use = not any(u == bound or u.startswith(bound + ".") for u in used)
-                candidates.append((0 if first_use else 1, order, item.definition))
+                candidates.append((0, below.get(bound, never), order, item.definition) if first_use
+                                  else (1, 0, order, item.definition))
             elif item.module is not None:  # the attributes the code above reads from it (`utils.x`)
                 attrs = {u[len(bound) + 1 :].split(".")[0] for u in attrs_read if u.startswith(bound + ".")}
                 for attr in sorted(attrs)[:MAX_MODULE_ATTRS]:
                     found = self.index.definition(item.module, attr)
                     if found is not None:
-                        candidates.append((1, order, found))
-        candidates.sort(key=lambda c: (c[0], c[1]))
+                        candidates.append((1, 0, order, found))
+        candidates.sort(key=lambda c: c[:3])
         chosen: dict[tuple[str, str], tuple[int, Located, str]] = {}
         left = budget
-        for priority, order, found in candidates:  # pass 1: a header for every first use
+        for priority, _, order, found in candidates:  # pass 1: a header for every first use
             key = (found.path, found.name)
             if priority == 0 and key not in chosen and len(found.header) + 2 <= left:
                 chosen[key] = (order, found, found.header)
                 left -= len(found.header) + 2
-        for _, order, found in candidates:  # pass 2: whole outlines while they fit
+        for _, _, order, found in candidates:  # pass 2: whole outlines while they fit
             key = (found.path, found.name)
             have = chosen[key][2] if key in chosen else ""
             if have == found.text:

@@ -101,7 +101,7 @@ class InlineCompletionFeature:
                 query, core.documents.neighbor_candidates(uri, language, settings.exclude_globs), budget
             ),
             definitions=lambda window, budget: self._definitions(uri, language, shown_path, window, budget,
-                                                                 len(cur.before)),
+                                                                 len(cur.before), cur.after),
             repo=core.documents.repository(uri),
         )
         try:
@@ -119,12 +119,13 @@ class InlineCompletionFeature:
             items=[types.InlineCompletionItem(insert_text=text, range=types.Range(start=pos, end=pos))]
         )
 
-    def _definitions(self, uri: str, language: str, shown_path: str, window: str, budget: int, cursor: int) -> tuple:
+    def _definitions(self, uri: str, language: str, shown_path: str, window: str, budget: int, cursor: int,
+                     after: str) -> tuple:
         """Called when a new generation starts: the imported definitions for its prompt, logged so
         that the user can see what was sent (Kestrel: Show Logs)."""
         if not self._uses_repository(language):
             return ()
-        snippets = self.repository.snippets(uri, shown_path, window, budget, cursor)
+        snippets = self.repository.snippets(uri, shown_path, window, budget, cursor, after)
         report = self.repository.last
         if snippets and report is not None and report != self._logged:  # once per change, not per keystroke
             self._logged = report

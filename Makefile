@@ -83,6 +83,9 @@ bench: setup
 # (the agent may run `python -m pytest` unasked) and 4 renames of a function across a repository-set
 # package's modules, 3 trials each on fresh copies, checked by the original tests / token by token;
 # pass^3, pass@1, steps, seconds (~40 min with the 0.5B); also against BASE_URL. AGENT_TASKS=none skips it.
+# Then steering a running chat answer (bench/steering/, issue 29): 24 coding requests, each asked plainly and
+# with a steer sent while its first code block streams; obeyed (a checker per steer), work kept, steer ->
+# first token under it (~10 min with the 0.5B). STEERING=none skips it.
 # BASE_URL=<OpenAI-compatible .../v1> MODEL_NAME=<id> runs only the repository set and the agent tasks against that endpoint
 # (a Qwen2.5-Coder-family model; its key from OPENAI_API_KEY) instead of the local llama.cpp.
 .PHONY: eval
@@ -98,6 +101,7 @@ eval: setup
 	$(if $(ONLY)$(BASE_URL)$(filter none,$(TOOLS)),,$(PY) -m bench.tool_calls $(if $(FULL),--full,) $(if $(MODEL),--model-path "$(MODEL)",))
 	$(if $(ONLY)$(BASE_URL)$(filter none,$(POLYGLOT)),,$(PY) -m bench.polyglot $(if $(MODEL),--model-path "$(MODEL)",))
 	$(if $(ONLY)$(filter none,$(AGENT_TASKS)),,$(PY) -m bench.agent_tasks $(if $(MODEL),--model-path "$(MODEL)",) $(if $(BASE_URL),--base-url "$(BASE_URL)" --model-name "$(MODEL_NAME)",))
+	$(if $(ONLY)$(BASE_URL)$(filter none,$(STEERING)),,$(PY) -m bench.steering $(if $(MODEL),--model-path "$(MODEL)",))
 
 # The full 30-minute soak (make test runs an 8-second version of the same test).
 soak: setup

@@ -78,6 +78,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--kestrel-src", default=None, help="measure the kestrel package in this directory")
     p.add_argument("--out", default=None, help="JSON output (default bench/out/repo-context[-<model>].json)")
     p.add_argument("--md", default=None, help="markdown output (default bench/QUALITY[-<model>].md; none for --limit; `none`: no markdown)")
+    p.add_argument("--tasks", default=None, help="a file of task ids, one per line: only those of the sample (re-checking "
+                                                 "the tasks a change can affect; compare with a full run's records)")
     p.add_argument("--report-only", action="store_true", help="re-render the table and markdown from the JSON")
     return p.parse_args(argv)
 
@@ -138,6 +140,9 @@ def run(args: argparse.Namespace, out: Path, argv: list[str] | None = None) -> d
         print("repo context: building the tasks (ast over every module) ...", file=sys.stderr, flush=True)
         cands = tasks.candidates(roots)
     chosen = tasks.spread(tasks.sample(cands, None if args.full else args.sample, args.seed), args.limit)
+    if args.tasks:
+        wanted_ids = set(Path(args.tasks).read_text().split())
+        chosen = [t for t in chosen if t.task_id in wanted_ids]
     source = kestrel_source(args.kestrel_src)  # before the run: the code the server processes load
     got = asyncio.run(evaluate(chosen, roots, model_path=args.model_path, endpoint=endpoint, logs=out.parent,
                                systems=systems, kestrel_src=args.kestrel_src, language=args.language))
@@ -145,7 +150,7 @@ def run(args: argparse.Namespace, out: Path, argv: list[str] | None = None) -> d
     for t in chosen:
         asked[t.package] = asked.get(t.package, 0) + 1
     return {
-        "run": "full" if args.full else ("limit" if args.limit is not None else "sample"),
+        "run": "full" if args.full else ("limit" if args.limit is not None else ("tasks" if args.tasks else "sample")),
         **{k: v for k, v in got.items() if k != "records"},
         "config": {"sample": args.sample, "full": args.full, "limit": args.limit, "seed": args.seed, "asked": asked,
                    "ref_tokens": list(tasks.REF_TOKENS), "raw_cap": SINGLE_LINE_CAP, "oracle_chars": oracle.MAX_CONTEXT_CHARS,

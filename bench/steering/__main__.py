@@ -90,7 +90,7 @@ async def ask(client: KestrelClient, turns: Turns, turn: str, request: str, stee
     marks = field("steers") or []
     if rec["steered"] and marks:
         mark = marks[0]
-        rec.update(at=mark.at, mode=mark.mode, commitMs=round(mark.commit_ms, 1))
+        rec.update(at=mark.at, mode=mark.mode, commitMs=round(getattr(mark, "commitMs", getattr(mark, "commit_ms", 0.0)), 1))
         rec["effectMs"] = turns.first_after(turn, mark.at, rec["sentAt"])
         rec["kept"] = rec["text"].startswith(rec["before"])
         rec["underSteer"] = rec["text"][mark.at:]

@@ -58,6 +58,8 @@ class CutOptions:
     # now). Typing through a suggestion asked at an empty line puts code before the cursor; the
     # answer is still the block that was asked for, not the rest of a statement.
     asked_mid_line: bool | None = None
+    # The token cap stopped the stream (finish reason "length"): its last line is unfinished.
+    capped: bool = False
 
 
 # Languages whose blocks end with `}`: the brace stages (surplus_closer, closes_what_follows,

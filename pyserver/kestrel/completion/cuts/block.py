@@ -122,7 +122,7 @@ def _block(shown: Shown, cur: CursorText, opts: CutOptions) -> Block:
 def block_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
     """Trims the answer where its block ends (LINE_RULES) or at max_lines; final when one fires."""
     b = _block(shown, cur, opts)
-    complete = len(b.lines) if opts.done else len(b.lines) - 1  # the last line may still grow
+    complete = len(b.lines) if opts.done and not opts.capped else len(b.lines) - 1  # the last line may still grow
     for i in range(1, complete):
         line = b.lines[i]
         if line.strip():
@@ -133,6 +133,9 @@ def block_end(shown: Shown, cur: CursorText, opts: CutOptions) -> Shown:
         if i + 1 >= opts.max_lines:
             log.debug("cut block_end: max_lines at line %d", i)
             return Shown("\n".join(b.lines[: i + 1]), True)
+    if opts.capped and len(b.lines) > 1:  # the cap stopped the model mid-line: that line is not shown
+        log.debug("cut block_end: the token cap at line %d", len(b.lines) - 1)
+        return Shown("\n".join(b.lines[:-1]), True)
     return shown
 
 

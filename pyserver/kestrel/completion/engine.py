@@ -308,7 +308,8 @@ class InlineCompletionEngine:
         if not shown.text.startswith(name, offset) or not gen.text.startswith(shown.text[:offset]):
             return None  # the cuts changed the text before the name: the model's answer is not this
         gen.cancel()  # its answer is refused, and a local server runs one stream at a time
-        streaming = replace(opts, done=False, model_ended=False)
+        # The retry is a new stream: the first one's ending (its token cap included) is not its own.
+        streaming = replace(opts, done=False, model_ended=False, capped=False)
         names = name_retry.known_names(seen.before + seen.after)
         text = await name_retry.retry(provider, gen.prompt, shown.text, offset, names,
                                       lambda so_far: cut(so_far, seen, streaming).final)
@@ -316,7 +317,7 @@ class InlineCompletionEngine:
             return None
         again = cut(text, seen, streaming)  # final when the stream was left early
         if not again.final:
-            again = cut(text, seen, replace(opts, done=True, model_ended=True))
+            again = cut(text, seen, replace(streaming, done=True, model_ended=True))
         return guards.fit(seen, again, req.language, None) if again.text else None
 
     def request_cancelled(self, uri: str, document: str | None) -> None:

@@ -94,7 +94,7 @@ def _render_assign(node: ast.Assign | ast.AnnAssign) -> str:
     """The assignment as written, or shortened: a long string's start (its placeholders show how it
     is used), any other long value as `...`. A constant left out would be a name the model cannot spell."""
     text = ast.unparse(node)
-    if len(text) <= MAX_ASSIGN_CHARS:
+    if len(text) <= MAX_ASSIGN_CHARS or node.value is None:  # `x: int` has no value to shorten
         return text
     short = copy.copy(node)
     value = node.value
@@ -122,7 +122,7 @@ def outline(source: str) -> Outline:
             definitions[node.name] = render_class(node)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            rendered = _render_assign(node) if node.value is not None else ast.unparse(node)
+            rendered = _render_assign(node)
             for target in targets:
                 if isinstance(target, ast.Name):
                     definitions.setdefault(target.id, rendered)

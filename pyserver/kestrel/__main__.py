@@ -42,6 +42,9 @@ def _check_tcp_host(parser: argparse.ArgumentParser, host: str, port: int, allow
 def _compile_methods() -> int:
     from . import compiled_methods
 
+    if not compiled_methods.compile_package():
+        print("kestrel-lsp: some modules could not be byte-compiled: the server starts without their bytecode",
+              file=sys.stderr)
     path = compiled_methods.cache_path()
     path.unlink(missing_ok=True)
     cache = compiled_methods.install(path)
@@ -100,7 +103,8 @@ def _parser(version: str) -> argparse.ArgumentParser:
                         help="do not start the embedded model's process before the editor's settings arrive "
                              "(editors that configure a remote provider pass it: the early start is wasted there)")
     parser.add_argument("--compile-methods", action="store_true",
-                        help="compile what every start would (kestrel/compiled_methods.py) and exit: run after installing")
+                        help="compile what every start would (the package's bytecode, kestrel/compiled_methods.py) "
+                             "and exit: run after installing")
     return parser
 
 

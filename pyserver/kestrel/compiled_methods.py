@@ -1,6 +1,6 @@
-"""A cache of the methods attrs generates while the server starts: lsprotocol's ~570 classes get
-their `__init__`, `__eq__`, `__repr__` written as source and compiled at import, a fifth of the start,
-the same text every time. The code is kept with marshal next to this package's `.pyc` files and read
+"""A cache of the methods attrs and dataclasses generate while the server starts: lsprotocol's ~570
+classes get their `__init__`, `__eq__`, `__repr__` written as source and compiled at import, a fifth of
+the start, the same text every time (and ~190 dataclass methods another ~10 ms). The code is kept with marshal next to this package's `.pyc` files and read
 back on the next start; a file or directory another user owns, or that others can write, is not read,
 and nothing is written where Python writes no bytecode unless asked (`kestrel-lsp --compile-methods`,
 run by `make setup` and the extension's install). Why: docs/design-notes.md#pyserverkestrelcompiled_methodspy
@@ -18,6 +18,7 @@ from types import CodeType
 from typing import Any
 
 _BUILTIN_COMPILE = compile
+_BUILTIN_EXEC = exec
 
 
 class CompiledMethods:
@@ -36,6 +37,12 @@ class CompiledMethods:
         if code is None:
             code = self.compiled[key] = _BUILTIN_COMPILE(source, filename, mode)
         return code
+
+    def exec(self, source: Any, globals: Any = None, locals: Any = None, /) -> None:
+        """`exec` as the dataclasses module calls it (source text, globals, namespace): the text's code
+        from the cache."""
+        code = self.compile(source, "<string>", "exec") if isinstance(source, str) else source
+        _BUILTIN_EXEC(code, globals, locals)
 
     def save(self, build: bool = False) -> bool:
         """Write the cache if there was none (never rewritten: each start would miss a few per-process
@@ -60,26 +67,45 @@ class CompiledMethods:
 
 
 def cache_path() -> Path:
-    import attr
+    """Named after the attrs installed (its generated text changes with it), read off its module
+    file: `attr.__version__` goes through importlib.metadata, which costs every start ~10 ms."""
+    import attr._make as attrs_make
 
-    return Path(__file__).parent / "__pycache__" / f"attrs-methods.{sys.implementation.cache_tag}.attrs-{attr.__version__}.marshal"
+    st = os.stat(attrs_make.__file__)
+    attrs_id = f"{st.st_size:x}-{st.st_mtime_ns:x}"
+    return Path(__file__).parent / "__pycache__" / f"attrs-methods.{sys.implementation.cache_tag}.attrs-{attrs_id}.marshal"
+
+
+def compile_package() -> bool:
+    """Write the bytecode of every module of this package (what pip does when it installs a wheel). An
+    editable install under PYTHONDONTWRITEBYTECODE=1 otherwise compiles ~60 modules at every start."""
+    import compileall
+
+    return bool(compileall.compile_dir(Path(__file__).parent, quiet=1))
 
 
 def install(path: Path | None = None) -> CompiledMethods | None:
-    """Serve attrs' compiles from the cache from now on (call before lsprotocol is imported)."""
+    """Serve attrs' compiles, and the dataclasses module's, from the cache from now on (call before
+    lsprotocol and Kestrel's own modules are imported)."""
     try:
         import attr._make as attrs_make
     except ImportError:
         return None
+    import dataclasses
+
     cache = CompiledMethods(path or cache_path())
     attrs_make.compile = cache.compile  # the module's own name shadows the builtin it calls
+    dataclasses.exec = cache.exec  # ~190 generated methods at start (Kestrel's settings, pygls, asyncio)
     return cache
 
 
 def uninstall() -> None:
+    import dataclasses
+
     import attr._make as attrs_make
 
     attrs_make.__dict__.pop("compile", None)
+    dataclasses.__dict__.pop("exec", None)
 
 
 def _ours(path: Path) -> bool:

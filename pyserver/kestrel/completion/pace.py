@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from statistics import median
 
 from ..context.window import CHARS_PER_TOKEN
 SAMPLES = 32  # the recent streams the pace is learned from (an endpoint's load changes)
@@ -66,6 +65,8 @@ class EndpointPace:
 
     def fit(self) -> tuple[float, float] | None:
         """(fixed ms, ms per token read), or None until the samples span enough prompt sizes."""
+        from statistics import median  # here, not at the server's start (with fractions and decimal, ~3 ms)
+
         pts = list(self._samples)
         slopes = [(t2 - t1) / (n2 - n1) for i, (n1, t1) in enumerate(pts) for n2, t2 in pts[i + 1 :]
                   if abs(n2 - n1) >= MIN_READ_TOKENS]

@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 RECORD_SUFFIX = ".sha256.json"
@@ -79,6 +78,8 @@ def _record_path(path: Path) -> Path:
 
 def record_verified(path: Path, sha256: str) -> None:
     """Remember that `path`, as it is now, has `sha256` (Kestrel checked it)."""
+    import tempfile  # (with shutil and random) not at the server's start
+
     record = {"sha256": sha256, **_fingerprint(path)}
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as out:
         json.dump(record, out)

@@ -14,7 +14,6 @@ import hashlib
 import importlib.util
 import logging
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -126,6 +125,8 @@ def _ignore_unknown(folder: Path) -> None:
 
 
 def _assemble(parts: Iterable[Path], target: Path, expected_sha: str) -> Path:
+    import tempfile  # (with shutil and random) only when a model is assembled or downloaded, not at start
+
     target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
     with tempfile.NamedTemporaryFile(dir=target.parent, delete=False, suffix=".part") as out:
@@ -157,6 +158,7 @@ def _qwen_chunks(packages: tuple[str, ...] = QWEN_CHUNK_PACKAGES) -> list[Path] 
 
 def download(url: str, target: Path, expected_sha: str, progress: Progress | None = None, timeout: float = 20) -> Path:
     """Download with progress and a sha256 check (plain urllib: no hub client needed)."""
+    import tempfile
     import urllib.request
 
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,12 @@ def test_the_last_code_block_is_read_even_when_unclosed():
     assert last_code("no code at all") == ("", "")
 
 
+def test_a_bare_block_after_the_code_is_its_output_not_the_code():
+    text = "```python\ndef evens(n):\n    yield from range(2, n + 1, 2)\n```\nIt prints:\n```\n2\n4\n```\n"
+    assert last_code(text) == ("python", "def evens(n):\n    yield from range(2, n + 1, 2)\n")
+    assert last_code("```\nx = 1\n```") == ("", "x = 1\n")  # no block names a language: the last one
+
+
 @pytest.mark.parametrize("name, obeys, ignores", [
     ("pathlib", "from pathlib import Path\ndef lines(p):\n    return Path(p).read_text().splitlines()\n",
      "def lines(p):\n    with open(p) as f:\n        return f.readlines()\n"),

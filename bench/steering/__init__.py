@@ -1,6 +1,7 @@
 """Steering a running chat answer (issue 29): the scripted requests, their steers and the checkers
 that say whether the final code obeys the steer. Every checker reads the last fenced code block of
-what the model wrote after the steer landed (the answer it gives under the steer)."""
+what the model wrote after the steer landed (the answer it gives under the steer), preferring a block
+that names its language over a bare one (its output)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 
 
 def last_code(text: str) -> tuple[str, str]:
-    """(language, code) of the last fenced block of `text` (an unclosed one counts); ("", "") if none."""
+    """(language, code) of the last fenced block of `text` that names a language (an unclosed one
+    counts), else of the last block; ("", "") if none. A bare block after the code is most often the
+    program's output ("```\n2\n4\n```"), not code written under the steer."""
     blocks = _FENCE.findall(text)
-    return (blocks[-1][0].lower(), blocks[-1][1]) if blocks else ("", "")
+    tagged = [b for b in blocks if b[0]]
+    last = (tagged or blocks or [("", "")])[-1]
+    return last[0].lower(), last[1]
 
 
 def _defs(code: str) -> list[tuple[str, str]]:

@@ -164,6 +164,18 @@ def summarize(records: list[dict]) -> dict:
             "commitMs": {"p50": pct(commit, 0.5), "p95": pct(commit, 0.95)}}
 
 
+def rescored(result: dict) -> dict:
+    """A recorded run scored again by the current checkers (the answers are what the model wrote)."""
+    by_name = {sc.name: sc for sc in SCENARIOS}
+    for rec in result["records"]:
+        sc = by_name[rec["name"]]
+        rec["already"] = sc.obeys(*last_code(rec["plain"]["text"]))
+        if "obeyed" in rec:
+            rec["obeyed"] = sc.obeys(*last_code(rec["steered"]["underSteer"]))
+    result["summary"] = summarize(result["records"])
+    return result
+
+
 def markdown(result: dict) -> str:
     s = result["summary"]
     n = s["steered"] or 1
@@ -189,12 +201,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--kestrel-src", default=None, help="measure the kestrel package in this directory")
     p.add_argument("--limit", type=int, default=None, help="the first N requests only")
     p.add_argument("--out", default=str(BENCH / "out" / "steering.json"))
-    p.add_argument("--report-only", action="store_true")
+    p.add_argument("--report-only", action="store_true", help="score the run in --out again with the current checkers")
     args = p.parse_args(argv)
     if args.kestrel_src:
         sys.path.insert(0, str(Path(args.kestrel_src).resolve()))
     out = Path(args.out)
-    result = json.loads(out.read_text()) if args.report_only else asyncio.run(run(args))
+    result = rescored(json.loads(out.read_text())) if args.report_only else asyncio.run(run(args))
     if not args.report_only:
         out.write_text(json.dumps(result, indent=1))
     print(markdown(result))

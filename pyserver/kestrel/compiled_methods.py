@@ -1,9 +1,10 @@
 """A cache of the methods attrs and dataclasses generate while the server starts: lsprotocol's ~570
 classes get their `__init__`, `__eq__`, `__repr__` written as source and compiled at import, a fifth of
-the start, the same text every time (and ~190 dataclass methods another ~10 ms). The code is kept with marshal next to this package's `.pyc` files and read
-back on the next start; a file or directory another user owns, or that others can write, is not read,
-and nothing is written where Python writes no bytecode unless asked (`kestrel-lsp --compile-methods`,
-run by `make setup` and the extension's install). Why: docs/design-notes.md#pyserverkestrelcompiled_methodspy
+the start, the same text every time (and ~190 dataclass methods another ~10 ms). The code is kept
+with marshal next to this package's `.pyc` files and read back on the next start; a file or directory
+another user owns, or that others can write, is not read, and nothing is written where Python writes
+no bytecode unless asked (`kestrel-lsp --compile-methods`, run by `make setup` and the extension's
+install). Why: docs/design-notes.md#pyserverkestrelcompiled_methodspy
 """
 
 from __future__ import annotations

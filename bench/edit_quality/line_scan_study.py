@@ -85,7 +85,8 @@ async def _study(out: Path, model_path: str | None, held_out: bool) -> None:
                 v = await scorer.verdict(task, text[:start] + c.apply(target.text) + text[end:])
                 rows.append({"set": task.set, "task": task.task_id, "rank": rank, "line": c.line,
                              "old": target.text.split("\n")[c.line], "new": c.new_line, "tokens": c.tokens_changed,
-                             "margin": c.margin, "fixed": v.fixed, "harm": v.harm})
+                             "margin": c.margin, "fixed": v.fixed, "harm": v.harm,
+                             "reordered": line_scan.reordered(target.text.split("\n")[c.line], c.new_line)})
             rows.append({"set": task.set, "task": task.task_id, "rank": -1, "candidates": len(found),
                          "seconds": round(seconds, 1)})
             print(f"{k + 1}/{len(tasks)} {task.task_id}: margins {[c.margin and round(c.margin, 2) for c in found]}",
@@ -104,6 +105,8 @@ def report(doc: dict[str, Any]) -> str:
 
     lines = [f"{doc['model']}: the first candidate (the scan's order) whose margin clears the threshold", "",
              "| set | threshold (nats) | offered | fixed | wrong |", "|---|---|---|---|---|"]
+    if any("reordered" in c for per_set in found.values() for cs in per_set.values() for c in cs):
+        lines[2:2] = [_reorder_table(found), ""]
     for threshold in (None, 1.0, 2.0, math.log(10), 3.0, 4.0, 5.0):
         for name in sorted(found):
             firsts = [ok[0] for ok in (clearing(c, threshold) for c in found[name].values()) if ok]
@@ -120,6 +123,28 @@ def report(doc: dict[str, Any]) -> str:
         for key, (fixed, wrong) in split.items():
             lines.append(f"| {name} | {key} | {fixed + wrong} | {fixed} | {wrong} |")
     return "\n".join(lines)
+
+
+def _reorder_table(found: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
+    """At ln 10, the scan with and without the candidates that only reorder a line's tokens (swapped
+    operands or arguments): what each offers, and the tasks where the first offer differs."""
+    rows = ["At ln 10, with and without the slips that only reorder a line's tokens:", "",
+            "| set | slips | offered | fixed | wrong | tasks whose offer differs: fixed / wrong with swaps, fixed / wrong without |",
+            "|---|---|---|---|---|---|"]
+    for name in sorted(found):
+        firsts: dict[str, dict[str, Any | None]] = {}
+        for task, cs in found[name].items():
+            ok = [c for c in cs if c["margin"] is not None and c["margin"] >= math.log(10)]
+            firsts[task] = {"with": ok[0] if ok else None,
+                            "without": next((c for c in ok if not c.get("reordered")), None)}
+        changed = [f for f in firsts.values() if f["with"] is not f["without"]]
+        for key in ("with", "without"):
+            got = [f[key] for f in firsts.values() if f[key] is not None]
+            fixed = sum(bool(c["fixed"]) for c in got)
+            rows.append(f"| {name} | {key} swaps | {len(got)} | {fixed} | {len(got) - fixed} | " + (
+                " / ".join(str(sum(bool(f[k] and f[k]["fixed"]) if good else bool(f[k] and not f[k]["fixed"]) for f in changed))
+                           for k in ("with", "without") for good in (True, False)) if key == "with" else "") + " |")
+    return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:

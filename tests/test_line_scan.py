@@ -15,10 +15,7 @@ def test_a_slip_is_a_few_tokens_with_no_new_names():
     assert slip("return total", "return total", words) is None  # the same line
     assert slip("total = 0", "count = 0", words) is None  # a name the code does not have
     assert slip("total = sum(xs)", "total = 0\nfor x in xs: total += x", words) is None  # another way to write it
-    # operands or arguments swapped: the same tokens in another order, one swap however far they move
-    assert slip("return gcd(x % n, n)", "return gcd(n, x % n)", words) == 2
-    assert slip("if xs[n] < xs[i]:", "if xs[i] < xs[n]:", words) == 2
-    assert slip("total = total + x", "total = x + total + 1", words) is None  # not only a new order
+    assert slip("return gcd(x % n, n)", "return gcd(n, x % n)", words) is None  # a swap: not a slip (design notes)
     assert asks_for_a_repair("Fix the bug. The tests fail: assert f(2) == 4")
     assert asks_for_a_repair("this returns the wrong value for empty lists")
     assert asks_for_a_repair("it doesn't work when n is 0")
@@ -96,7 +93,10 @@ def test_the_study_reports_what_each_threshold_would_offer():
 
 
 def test_the_study_splits_the_offers_the_swapped_operands_make():
-    from bench.edit_quality.line_scan_study import report
+    from bench.edit_quality.line_scan_study import reordered, report
+
+    assert reordered("return gcd(a % b, b)", "return gcd(b, a % b)") and reordered("if p[j] < p[i]:", "if p[i] < p[j]:")
+    assert not reordered("x = a + b", "x = a + b") and not reordered("x = a + b", "x = a + b + 1")
 
     rows = [{"set": "qb", "task": "a", "rank": 0, "margin": 4.0, "fixed": True, "reordered": True},
             {"set": "qb", "task": "a", "rank": 1, "margin": 6.0, "fixed": False, "reordered": False},

@@ -42,6 +42,15 @@ def held_out_tasks() -> list[Any]:
     return [t for t in hef["inline-edit"] if t.task_id not in seen]
 
 
+def reordered(old: str, new: str) -> bool:
+    """`new` has the tokens of `old` in another order (swapped operands or arguments): the slips a
+    candidate rule would have added to the scan (not adopted: docs/design-notes.md#line_scan)."""
+    from kestrel.edits.line_scan import _TOKEN
+
+    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    return a != b and sorted(a) == sorted(b)
+
+
 @asynccontextmanager
 async def local_fim(model_path: str | None) -> AsyncIterator[tuple[Any, Any, Any]]:
     """(model, its llama.cpp server, a `fim` provider on it) for a study; the server stops after."""
@@ -86,7 +95,7 @@ async def _study(out: Path, model_path: str | None, held_out: bool) -> None:
                 rows.append({"set": task.set, "task": task.task_id, "rank": rank, "line": c.line,
                              "old": target.text.split("\n")[c.line], "new": c.new_line, "tokens": c.tokens_changed,
                              "margin": c.margin, "fixed": v.fixed, "harm": v.harm,
-                             "reordered": line_scan.reordered(target.text.split("\n")[c.line], c.new_line)})
+                             "reordered": reordered(target.text.split("\n")[c.line], c.new_line)})
             rows.append({"set": task.set, "task": task.task_id, "rank": -1, "candidates": len(found),
                          "seconds": round(seconds, 1)})
             print(f"{k + 1}/{len(tasks)} {task.task_id}: margins {[c.margin and round(c.margin, 2) for c in found]}",

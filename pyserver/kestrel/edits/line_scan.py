@@ -46,11 +46,6 @@ def slip(old: str, new: str, known_words: set[str]) -> int | None:
     a, b = _TOKEN.findall(old), _TOKEN.findall(new)
     if a == b:
         return None
-    if sorted(a) == sorted(b):
-        # The same tokens in another order: operands or arguments swapped (`gcd(a % b, b)` for
-        # `gcd(b, a % b)`), a bug class of its own (DeepBugs, Pradel & Sen 2018) that a token
-        # count calls a large change. Counted as two tokens: one swap.
-        return MAX_SLIP_TOKENS
     changed = 0
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if op == "equal":
@@ -59,12 +54,6 @@ def slip(old: str, new: str, known_words: set[str]) -> int | None:
         if any(_WORD.fullmatch(t) and t not in known_words and t not in _KEYWORDS for t in b[j1:j2]):
             return None  # a name the code does not have: another way to write it, or a guess
     return changed if changed <= MAX_SLIP_TOKENS else None
-
-
-def reordered(old: str, new: str) -> bool:
-    """`new` has the tokens of `old`, in another order."""
-    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
-    return a != b and sorted(a) == sorted(b)
 
 
 def _docstring_lines(lines: list[str]) -> set[int]:

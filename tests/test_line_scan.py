@@ -53,6 +53,20 @@ def test_re_reading_a_region_line_by_line_offers_the_slip_the_model_insists_on()
     # A candidate the validator refuses (it would not lint, say) is not offered.
     assert asyncio.run(candidates(doc, 0, len(doc) - 1, LineModel(), "python", "a.py", lambda region: False)) == []
 
+    # With the user's words, the model reads them as a comment above the region; the slip is the same
+    # line of the region.
+    class NotedModel(LineModel):
+        async def complete(self, prompt, stats):
+            self.asked.append(prompt.prefix)
+            line = prompt.prefix.count("\n") - 3  # the import and the two comment lines
+            yield self.right[line - 1] + "\n"
+
+    noted = NotedModel()
+    found = asyncio.run(candidates("import os\n" + doc, 10, 10 + len(doc) - 1, noted, "python", "a.py", lambda r: True,
+                                   note="Fix the bug.\nE   assert 2 == 1"))
+    assert noted.asked[0] == "import os\n# Fix the bug.\n# E   assert 2 == 1\ndef count_even(xs):\n    "
+    assert [(c.line, c.new_line) for c in found] == [(3, "        if x % 2 == 0:")]
+
 
 def test_the_departure_margin_weighs_the_answer_against_the_line_as_written():
     import math

@@ -70,7 +70,7 @@ async def local_fim(model_path: str | None) -> AsyncIterator[tuple[Any, Any, Any
         await server.stop()
 
 
-async def _study(out: Path, model_path: str | None, held_out: bool) -> None:
+async def _study(out: Path, model_path: str | None, held_out: bool, note: bool = False) -> None:
     from kestrel.context.window import line_span
     from kestrel.edits import line_scan
     from kestrel.edits.inline_edit import Target, rewrite_problem
@@ -88,7 +88,8 @@ async def _study(out: Path, model_path: str | None, held_out: bool) -> None:
             path = f"{task.entry_point}.py"
             t0 = time.perf_counter()
             found = await line_scan.candidates(text, start, end, provider, "python", path,
-                                               lambda region: not rewrite_problem(text, target, region, "python", path))
+                                               lambda region: not rewrite_problem(text, target, region, "python", path),
+                                               note=task.instruction if note else "")
             seconds = time.perf_counter() - t0
             for rank, c in enumerate(found):
                 v = await scorer.verdict(task, text[:start] + c.apply(target.text) + text[end:])
@@ -100,7 +101,7 @@ async def _study(out: Path, model_path: str | None, held_out: bool) -> None:
                          "seconds": round(seconds, 1)})
             print(f"{k + 1}/{len(tasks)} {task.task_id}: margins {[c.margin and round(c.margin, 2) for c in found]}",
                   file=sys.stderr, flush=True)
-    out.write_text(json.dumps({"model": model.name, "held_out": held_out, "rows": rows}, indent=0) + "\n")
+    out.write_text(json.dumps({"model": model.name, "held_out": held_out, "note": note, "rows": rows}, indent=0) + "\n")
 
 
 def report(doc: dict[str, Any]) -> str:
@@ -163,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model-path", default=None)
     p.add_argument("--out", default="bench/out/line-scan-study.json")
     p.add_argument("--held-out", action="store_true", help="the HumanEvalFix bugs outside the seeded sample")
+    p.add_argument("--note", action="store_true", help="the scan sees the task's instruction (the bug report and the "
+                   "pasted failure) as a comment above the function")
     p.add_argument("--report", default=None, help="only print the report of this JSON")
     args = p.parse_args(argv)
     if args.report:
@@ -172,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, args.kestrel_src)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    asyncio.run(_study(out, args.model_path, args.held_out))
+    asyncio.run(_study(out, args.model_path, args.held_out, args.note))
     print(report(json.loads(out.read_text())))
     return 0
 

@@ -56,6 +56,15 @@ def slip(old: str, new: str, known_words: set[str]) -> int | None:
     return changed if changed <= MAX_SLIP_TOKENS else None
 
 
+_LINE_COMMENT = {"python": "#", "ruby": "#", "shellscript": "#", "r": "#", "perl": "#"}
+
+
+def comment_block(note: str, indent: str, language: str) -> str:
+    """`note` as line comments at `indent`, each line ending in a newline."""
+    mark = _LINE_COMMENT.get(language, "//")
+    return "".join(f"{indent}{mark} {ln}".rstrip() + "\n" for ln in note.strip().split("\n"))
+
+
 def _docstring_lines(lines: list[str]) -> set[int]:
     inside, out = False, set()
     for i, line in enumerate(lines):
@@ -152,14 +161,20 @@ async def candidates(
     path: str,
     acceptable: Callable[[str], bool],
     min_margin: float | None = None,
+    note: str = "",
 ) -> list[Candidate]:
     """Slips the model finds in `text[start:end]`, best first; each keeps the region acceptable
-    and, given `min_margin`, was preferred to the line as written by at least that margin."""
+    and, given `min_margin`, was preferred to the line as written by at least that margin. A `note`
+    (the user's words) is shown to the model as a comment above the region."""
     region = text[start:end]
     lines = region.split("\n")
     if len(lines) > MAX_LINES:
         return []
     words = set(_WORD.findall(text))
+    if note:
+        first = next((ln for ln in lines if ln.strip()), "")
+        block = comment_block(note, first[: len(first) - len(first.lstrip())], language)
+        text, start, end = text[:start] + block + text[start:], start + len(block), end + len(block)
     skip = _docstring_lines(lines)
     found: list[Candidate] = []
     offset = start

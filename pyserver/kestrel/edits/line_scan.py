@@ -165,7 +165,8 @@ async def candidates(
 ) -> list[Candidate]:
     """Slips the model finds in `text[start:end]`, best first; each keeps the region acceptable
     and, given `min_margin`, was preferred to the line as written by at least that margin. A `note`
-    (the user's words) is shown to the model as a comment above the region."""
+    (the user's words) is shown to the model as a comment above the region: for studies only (the
+    server passes none: it cost right slips, docs/design-notes.md#line_scan)."""
     region = text[start:end]
     lines = region.split("\n")
     if len(lines) > MAX_LINES:

@@ -43,8 +43,9 @@ def held_out_tasks() -> list[Any]:
 
 
 def reordered(old: str, new: str) -> bool:
-    """`new` has the tokens of `old` in another order (swapped operands or arguments): the slips a
-    candidate rule would have added to the scan (not adopted: docs/design-notes.md#line_scan)."""
+    """`new` has the tokens of `old` in another order (swapped operands or arguments). The scan offers
+    such a line only when it is within the slip's two tokens (`a, b` for `b, a`); counting every
+    reordering as a slip was tried and not adopted (docs/design-notes.md#line_scan)."""
     from kestrel.edits.line_scan import _TOKEN
 
     a, b = _TOKEN.findall(old), _TOKEN.findall(new)
@@ -104,14 +105,15 @@ async def _study(out: Path, model_path: str | None, held_out: bool, note: bool =
     out.write_text(json.dumps({"model": model.name, "held_out": held_out, "note": note, "rows": rows}, indent=0) + "\n")
 
 
+def _clearing(candidates: list[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
+    return [c for c in candidates if threshold is None or (c["margin"] is not None and c["margin"] >= threshold)]
+
+
 def report(doc: dict[str, Any]) -> str:
     found: dict[str, dict[str, list[dict[str, Any]]]] = {}  # set -> task -> its candidates, the scan's order
     for r in sorted(doc["rows"], key=lambda r: r["rank"]):
         if r["rank"] >= 0:
             found.setdefault(r["set"], {}).setdefault(r["task"], []).append(r)
-
-    def clearing(candidates: list[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
-        return [c for c in candidates if threshold is None or (c["margin"] is not None and c["margin"] >= threshold)]
 
     lines = [f"{doc['model']}: the first candidate (the scan's order) whose margin clears the threshold", "",
              "| set | threshold (nats) | offered | fixed | wrong |", "|---|---|---|---|---|"]
@@ -119,7 +121,7 @@ def report(doc: dict[str, Any]) -> str:
         lines[2:2] = [_reorder_table(found), ""]
     for threshold in (None, 1.0, 2.0, math.log(10), 3.0, 4.0, 5.0):
         for name in sorted(found):
-            firsts = [ok[0] for ok in (clearing(c, threshold) for c in found[name].values()) if ok]
+            firsts = [ok[0] for ok in (_clearing(c, threshold) for c in found[name].values()) if ok]
             offered, fixed = len(firsts), sum(bool(c["fixed"]) for c in firsts)
             label = "none" if threshold is None else f"{threshold:.2f}"
             lines.append(f"| {name} | {label} | {offered} | {fixed} | {offered - fixed} |")
@@ -127,7 +129,7 @@ def report(doc: dict[str, Any]) -> str:
               "", "| set | lines clearing | offered | fixed | wrong |", "|---|---|---|---|---|"]
     for name in sorted(found):
         split: dict[str, list[int]] = {"one": [0, 0], "several": [0, 0]}
-        for ok in (clearing(c, math.log(10)) for c in found[name].values()):
+        for ok in (_clearing(c, math.log(10)) for c in found[name].values()):
             if ok:
                 split["one" if len(ok) == 1 else "several"][0 if ok[0]["fixed"] else 1] += 1
         for key, (fixed, wrong) in split.items():
@@ -141,19 +143,23 @@ def _reorder_table(found: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
     rows = ["At ln 10, with and without the slips that only reorder a line's tokens:", "",
             "| set | slips | offered | fixed | wrong | tasks whose offer differs: fixed / wrong with swaps, fixed / wrong without |",
             "|---|---|---|---|---|---|"]
+
+    def tally(offers: list[dict[str, Any] | None]) -> tuple[int, int]:
+        """(fixed, wrong) among the offers made (None: nothing offered)."""
+        fixed = sum(bool(c["fixed"]) for c in offers if c is not None)
+        return fixed, sum(c is not None for c in offers) - fixed
+
     for name in sorted(found):
-        firsts: dict[str, dict[str, Any | None]] = {}
-        for task, cs in found[name].items():
-            ok = [c for c in cs if c["margin"] is not None and c["margin"] >= math.log(10)]
-            firsts[task] = {"with": ok[0] if ok else None,
-                            "without": next((c for c in ok if not c.get("reordered")), None)}
-        changed = [f for f in firsts.values() if f["with"] is not f["without"]]
-        for key in ("with", "without"):
-            got = [f[key] for f in firsts.values() if f[key] is not None]
-            fixed = sum(bool(c["fixed"]) for c in got)
-            rows.append(f"| {name} | {key} swaps | {len(got)} | {fixed} | {len(got) - fixed} | " + (
-                " / ".join(str(sum(bool(f[k] and f[k]["fixed"]) if good else bool(f[k] and not f[k]["fixed"]) for f in changed))
-                           for k in ("with", "without") for good in (True, False)) if key == "with" else "") + " |")
+        with_, without = [], []  # each task's first offer, with and without the reordered candidates
+        for cs in found[name].values():
+            ok = _clearing(cs, math.log(10))
+            with_.append(ok[0] if ok else None)
+            without.append(next((c for c in ok if not c.get("reordered")), None))
+        differs = [k for k, (a, b) in enumerate(zip(with_, without)) if a is not b]
+        cell = " / ".join(str(n) for offers in (with_, without) for n in tally([offers[k] for k in differs]))
+        for label, offers, last in (("with", with_, cell), ("without", without, "")):
+            fixed, wrong = tally(offers)
+            rows.append(f"| {name} | {label} swaps | {fixed + wrong} | {fixed} | {wrong} | {last} |")
     return "\n".join(rows)
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..providers.base import CompletionPrompt, Provider, StreamStats
+from ..providers.prompts import comment_prefix
 from .confidence import TOP_LOGPROBS, margin
 
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|\w+|==|!=|<=|>=|\*\*|//|->|&&|\|\||\S")
@@ -56,12 +57,9 @@ def slip(old: str, new: str, known_words: set[str]) -> int | None:
     return changed if changed <= MAX_SLIP_TOKENS else None
 
 
-_LINE_COMMENT = {"python": "#", "ruby": "#", "shellscript": "#", "r": "#", "perl": "#"}
-
-
 def comment_block(note: str, indent: str, language: str) -> str:
     """`note` as line comments at `indent`, each line ending in a newline."""
-    mark = _LINE_COMMENT.get(language, "//")
+    mark = comment_prefix(language)
     return "".join(f"{indent}{mark} {ln}".rstrip() + "\n" for ln in note.strip().split("\n"))
 
 

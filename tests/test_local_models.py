@@ -137,11 +137,13 @@ def test_the_launcher_takes_only_a_well_formed_model_line():
     """The model comes on stdin as one JSON line after the secret; anything else ends the child with a reason."""
     from kestrel.local.launcher import model_line
 
-    assert model_line('{"model": "/m.gguf", "n_ctx": 2048, "n_threads": 2}') == ("/m.gguf", 2048, 2, True)
+    assert model_line('{"model": "/m.gguf", "n_ctx": 2048, "n_threads": 2}') == ("/m.gguf", 2048, 2, True, False)
     assert model_line('{"model": "/m.gguf", "n_ctx": 512, "n_threads": 1, "require_key": false}')[3] is False
+    assert model_line('{"model": "/m.gguf", "n_ctx": 512, "n_threads": 1, "speculative": true}')[4] is True
     for bad in ("not json", "[]", '{"model": "/m.gguf"}', '{"model": "", "n_ctx": 1, "n_threads": 1}',
                 '{"model": "/m.gguf", "n_ctx": "2048", "n_threads": 2}', '{"model": "/m.gguf", "n_ctx": 0, "n_threads": 2}',
                 '{"model": "/m.gguf", "n_ctx": 2048, "n_threads": true}',
-                '{"model": "/m.gguf", "n_ctx": 2048, "n_threads": 2, "require_key": "no"}'):
+                '{"model": "/m.gguf", "n_ctx": 2048, "n_threads": 2, "require_key": "no"}',
+                '{"model": "/m.gguf", "n_ctx": 2048, "n_threads": 2, "speculative": 1}'):
         with pytest.raises(SystemExit, match="model line"):
             model_line(bad)

@@ -73,6 +73,7 @@ async def evaluate(
     peers: tuple[str, ...] = (),
     progress: Callable[[str], None] = _say,
     lang: dict[str, dict[str, list[Any]]] | None = None,
+    speculative: bool = True,
 ) -> dict[str, Any]:
     """Run every task at every placement through raw, Kestrel and the `peers` ("copilot"), then
     the TypeScript / JavaScript / Go / Rust tasks in `lang` (lang_runner); return the records."""
@@ -82,7 +83,7 @@ async def evaluate(
     name = model.name
     fim_template = None if "qwen" in name.lower() else "qwen"  # raw uses Qwen's FIM tokens: keep both equal
     n_ctx = N_CTX_COPILOT_LANGUAGES if lang and "copilot" in peers else N_CTX
-    server = LocalModelServer(model, n_ctx=n_ctx, require_key=False)  # raw clients and other commits' Kestrel connect keyless
+    server = LocalModelServer(model, n_ctx=n_ctx, require_key=False, speculative=speculative)  # raw clients and other commits' Kestrel connect keyless
     t_start = time.perf_counter()
     progress(f"quality: starting llama.cpp with {model.path} ...")
     await server.start()
@@ -233,6 +234,7 @@ async def run(
     languages: tuple[str, ...] = (),
     lang_full: bool = False,
     lang_sets: tuple[str, ...] = ("line", "block"),
+    speculative: bool = True,
 ) -> dict[str, Any]:
     """Plan, evaluate, summarize. The result has `records` (per task) next to the summary, and
     with `languages` a `languages` part (its own summary and records)."""
@@ -246,7 +248,7 @@ async def run(
         lang = {lg: {k: v for k, v in sets_.items() if k in lang_sets} for lg, sets_ in lang.items()}
     source = kestrel_source(kestrel_src)  # before the run: the code the server process loads
     out = await evaluate(tasks, model_path=model_path, logs=logs, placements=placements, timeout=timeout,
-                         kestrel_src=kestrel_src, peers=peers, lang=lang)
+                         kestrel_src=kestrel_src, peers=peers, lang=lang, speculative=speculative)
     doc = {
         "run": label,
         "model": out["model"],
@@ -255,6 +257,7 @@ async def run(
             "sample": {k: len(v) for k, v in tasks.items()},
             "full": sizes is None and limit is None,
             "sample_seed": seed,
+            "speculative": speculative,
             "random_span_seed": data.RANDOM_SPAN_SEED,
             "placements": list(placements),
             "raw_caps": {"single-line": raw.SINGLE_LINE_CAP, "multi-line": raw.MULTI_LINE_CAP,

@@ -79,7 +79,7 @@ def _prestart_local_model() -> None:
 
     local = settings.local
     try:
-        runtime.prestart(cached_model(local.model_path, local.model), local.context, local.threads)
+        runtime.prestart(cached_model(local.model_path, local.model), local.context, local.threads, local.speculative)
     except OSError as exc:  # started again, and reported, when the model is needed
         logging.getLogger(__name__).warning("could not start the local model's process early: %s", exc)
 

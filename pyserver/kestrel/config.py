@@ -104,6 +104,7 @@ class LocalSettings:
     max_tokens: int = 48
     chat_codebase_tokens: int = 1200  # the code a chat question is given (its prompt is prefilled on a CPU)
     chat_max_tokens: int = 1024  # an answer on a CPU: ~30 s at most, and a runaway answer cannot hold the model
+    speculative: bool = True  # drafts looked up in the prompt, checked by the model several tokens a pass
 
 
 @dataclass(frozen=True)

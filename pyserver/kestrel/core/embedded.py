@@ -44,7 +44,8 @@ class EmbeddedModel:
             progress.report(f"loading {model.path.name}", None)
             if self.runtime is None:
                 self.runtime = LocalModelServer(
-                    model, n_ctx=settings.local.context, threads=settings.local.threads, on_event=self._event
+                    model, n_ctx=settings.local.context, threads=settings.local.threads, on_event=self._event,
+                    speculative=settings.local.speculative,
                 )
                 await self.runtime.start()
         except (ModelNotFound, LocalRuntimeError) as exc:

@@ -14,6 +14,10 @@ from typing import Any, Iterator, Sequence
 import llama_cpp
 import numpy as np
 
+from .lookup_draft import MAX_DRAFT
+
+DRAFT_STEP_MAX = MAX_DRAFT + 1  # a decoding step: the last token written and its draft
+
 
 class GeneratedLogprobs:
     """A logits processor that keeps each step's logits, and the log probability (and the `top` most
@@ -85,6 +89,8 @@ class LastTokenLogitsLlama(llama_cpp.Llama):
             chunks.close()  # type: ignore[attr-defined]
 
     def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Iterator[int]:
+        if self.draft_model is not None and hasattr(self.draft_model, "reset"):
+            self.draft_model.reset()  # its sizes were learnt on the previous request
         inner = super().generate(tokens, *args, **kwargs)
         sink = self._logprobs
         if sink is None:
@@ -100,17 +106,24 @@ class LastTokenLogitsLlama(llama_cpp.Llama):
     def eval(self, tokens: Sequence[int]) -> None:
         if not self._logits_all:
             return super().eval(tokens)
-        # llama_cpp.Llama.eval, with logits for the batch's last token only.
+        # llama_cpp.Llama.eval, with logits for the batch's last token only; or, for a decoding step that
+        # carries a speculative draft (a few tokens), for each of them: `generate` checks every drafted
+        # token against the model's own pick at its position.
+        drafting = self.draft_model is not None and len(tokens) <= DRAFT_STEP_MAX
         self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
         for i in range(0, len(tokens), self.n_batch):
             batch = tokens[i : min(len(tokens), i + self.n_batch)]
             n_past = self.n_tokens
             n_tokens = len(batch)
-            self._batch.set_batch(batch=batch, n_past=n_past, logits_all=False)  # the last token's only
+            self._batch.set_batch(batch=batch, n_past=n_past, logits_all=drafting)
             self._ctx.decode(self._batch)
             self.input_ids[n_past : n_past + n_tokens] = batch
-            self.scores[n_past + n_tokens - 1, :] = np.ctypeslib.as_array(
-                self._ctx.get_logits(), shape=(self._n_vocab,))
+            if drafting:
+                self.scores[n_past : n_past + n_tokens, :] = np.ctypeslib.as_array(
+                    self._ctx.get_logits(), shape=(n_tokens * self._n_vocab,)).reshape(-1, self._n_vocab)
+            else:
+                self.scores[n_past + n_tokens - 1, :] = np.ctypeslib.as_array(
+                    self._ctx.get_logits(), shape=(self._n_vocab,))
             self.n_tokens += n_tokens
             self._requires_eval = False
 

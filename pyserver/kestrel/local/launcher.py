@@ -1,7 +1,8 @@
 """The embedded model's child process: llama_cpp.server's app, served on the socket Kestrel bound.
 
     python -m kestrel.local.launcher --fd N --port P
-    stdin: the per-start secret (a line), then {"model", "n_ctx", "n_threads", "require_key"} (a JSON line)
+    stdin: the per-start secret (a line), then {"model", "n_ctx", "n_threads", "require_key", "speculative"}
+    (a JSON line)
 
 It imports between the two lines: Kestrel spawns it before the model is named (`runtime.prestart`).
 Every request must carry the secret. Why: docs/design-notes.md#pyserverkestrellocallauncherpy
@@ -57,18 +58,19 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def model_line(line: str) -> tuple[str, int, int, bool]:
-    """(model path, n_ctx, n_threads, require_key) from the JSON line Kestrel sends; SystemExit if malformed."""
+def model_line(line: str) -> tuple[str, int, int, bool, bool]:
+    """(model path, n_ctx, n_threads, require_key, speculative) from the JSON line Kestrel sends; SystemExit
+    if malformed."""
     try:
         spec = json.loads(line)
         model, n_ctx, n_threads = spec["model"], spec["n_ctx"], spec["n_threads"]
-        require_key = spec.get("require_key", True)
-    except (ValueError, KeyError, TypeError):
+        require_key, speculative = spec.get("require_key", True), spec.get("speculative", False)
+    except (ValueError, KeyError, TypeError, AttributeError):
         sys.exit("kestrel.local.launcher: the model line on stdin is not the JSON expected")
     if not (isinstance(model, str) and model and type(n_ctx) is int and n_ctx > 0 and type(n_threads) is int
-            and n_threads > 0 and isinstance(require_key, bool)):
+            and n_threads > 0 and isinstance(require_key, bool) and isinstance(speculative, bool)):
         sys.exit("kestrel.local.launcher: the model line on stdin is not the JSON expected")
-    return model, n_ctx, n_threads, require_key
+    return model, n_ctx, n_threads, require_key, speculative
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -86,17 +88,19 @@ def main(argv: list[str] | None = None) -> None:
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
-    from . import last_logits
+    from . import last_logits, lookup_draft
 
     last_logits.install()  # no logits for prompt tokens nobody reads: a quarter off every prompt pass
+    lookup_draft.install()  # a speculative draft, when asked for, is Kestrel's prompt lookup
 
     line = sys.stdin.readline()
     if not line.strip():
         sys.exit(0)  # Kestrel did not need the model after all (a remote provider was configured)
-    model, n_ctx, n_threads, require_key = model_line(line)
+    model, n_ctx, n_threads, require_key, speculative = model_line(line)
+    draft = {"draft_model": "prompt-lookup", "draft_model_num_pred_tokens": lookup_draft.MAX_DRAFT} if speculative else {}
     app = create_app(
         server_settings=ServerSettings(host=host, port=port, api_key=secret if require_key else None),
-        model_settings=[ModelSettings(model=model, n_ctx=n_ctx, n_threads=n_threads)],
+        model_settings=[ModelSettings(model=model, n_ctx=n_ctx, n_threads=n_threads, **draft)],
     )
     # Access lines go to stdout (discarded); errors to stderr, which Kestrel keeps a tail of.
     uvicorn.Server(uvicorn.Config(guarded(app, secret, require_key), host=host, port=port)).run(sockets=[sock])

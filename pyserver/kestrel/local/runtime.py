@@ -85,7 +85,7 @@ class Launcher:
             env=child_environment(), cwd=_KESTREL_ROOT,
         )
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
-        self.loading: tuple[str, int, int, bool] | None = None  # the model line sent, once sent
+        self.loading: tuple[str, int, int, bool, bool] | None = None  # the model line sent, once sent
         self.exited: asyncio.Future[int] | None = None
         self._stderr_reader: threading.Thread | None = None
         self._send(f"{self.secret}\n")
@@ -98,11 +98,11 @@ class Launcher:
         except (BrokenPipeError, ConnectionResetError, ValueError):
             pass  # the child died at once: its exit and last words are reported by whoever waits
 
-    def load(self, model: LocalModel, n_ctx: int, threads: int, require_key: bool) -> None:
+    def load(self, model: LocalModel, n_ctx: int, threads: int, require_key: bool, speculative: bool) -> None:
         """The model line: the child loads it and starts serving."""
-        self.loading = (str(model.path), n_ctx, threads, require_key)
+        self.loading = (str(model.path), n_ctx, threads, require_key, speculative)
         self._send(json.dumps({"model": str(model.path), "n_ctx": n_ctx, "n_threads": threads,
-                               "require_key": require_key}) + "\n")
+                               "require_key": require_key, "speculative": speculative}) + "\n")
         self.close_input()
 
     def close_input(self) -> None:
@@ -168,7 +168,8 @@ def thread_count(threads: int | None) -> int:
     return threads or max(os.cpu_count() or 1, 1)
 
 
-def prestart(model: LocalModel | None = None, n_ctx: int = 2048, threads: int | None = None) -> Launcher:
+def prestart(model: LocalModel | None = None, n_ctx: int = 2048, threads: int | None = None,
+             speculative: bool = True) -> Launcher:
     """Spawn a launcher now, before the settings are known (at process start, when the embedded model
     is likely to be used): its ~0.35 s of imports overlap Kestrel's own start and the editor's
     `initialize`. With `model` (the one the environment names, already on disk) it loads that too
@@ -178,7 +179,7 @@ def prestart(model: LocalModel | None = None, n_ctx: int = 2048, threads: int | 
     if _prestarted is None:
         _prestarted = Launcher()
         if model is not None:
-            _prestarted.load(model, n_ctx, thread_count(threads), True)
+            _prestarted.load(model, n_ctx, thread_count(threads), True, speculative)
     return _prestarted
 
 
@@ -190,7 +191,7 @@ def discard_prestarted() -> None:
         early.kill_now()
 
 
-def _take_prestarted(wanted: tuple[str, int, int, bool]) -> Launcher | None:
+def _take_prestarted(wanted: tuple[str, int, int, bool, bool]) -> Launcher | None:
     """The early child, if it is alive and loads `wanted` (or nothing yet); else it ends."""
     global _prestarted
     early, _prestarted = _prestarted, None
@@ -202,12 +203,14 @@ def _take_prestarted(wanted: tuple[str, int, int, bool]) -> Launcher | None:
 
 class LocalModelServer:
     def __init__(self, model: LocalModel, *, n_ctx: int = 2048, threads: int | None = None,
-                 on_event: Callable[[str], None] | None = None, require_key: bool = True) -> None:
+                 on_event: Callable[[str], None] | None = None, require_key: bool = True,
+                 speculative: bool = True) -> None:
         """`require_key=False` is for benchmarks whose clients cannot be given the key (raw SDK
         clients, other Kestrel commits): any local user may then use the model, though still no
         one can take its port or pass for it."""
         self.model = model
         self.require_key = require_key
+        self.speculative = speculative  # prompt-lookup drafts (local/lookup_draft.py)
         self.n_ctx = n_ctx
         self.threads = thread_count(threads)
         self.port = 0
@@ -243,7 +246,7 @@ class LocalModelServer:
         return self.base_url
 
     async def _spawn(self) -> None:
-        wanted = (str(self.model.path), self.n_ctx, self.threads, self.require_key)
+        wanted = (str(self.model.path), self.n_ctx, self.threads, self.require_key, self.speculative)
         early = _take_prestarted(wanted) if self._listener is None and self.child is None else None
         if early is not None:  # adopted: its socket and secret become this server's
             self._listener, self.port, self._secret = early.listener, early.port, early.secret
@@ -253,7 +256,7 @@ class LocalModelServer:
             self._listener, self.port = self.child.listener, self.child.port
         self.child.watch(asyncio.get_running_loop())
         if self.child.loading is None:
-            self.child.load(self.model, self.n_ctx, self.threads, self.require_key)
+            self.child.load(self.model, self.n_ctx, self.threads, self.require_key, self.speculative)
         await self._wait_ready()
 
     async def _wait_ready(self) -> None:

@@ -17,6 +17,8 @@
    (`local.last_logits`: logits of each batch's last token only) against stock `llama_cpp.Llama` as
    llama_cpp.server builds it (`logits_all=True`), on cold FIM prompts of the embedded windows (384 +
    96 tokens) cut from Kestrel's own source files; time to the first token, and whether the answers match.
+5. Speculative drafts looked up in the prompt (`kestrel.local.speculative`), side by side in one process,
+   alternating: inline-edit rewrites and cold FIM prompts, time to the whole answer, and whether they match.
 """
 
 from __future__ import annotations
@@ -159,6 +161,60 @@ def prompt_pass_side_by_side(model_path: str, model_name: str, samples: int) -> 
             "same_answers": sum(x == y for x, y in zip(*answers.values())), "prompts": len(a)}
 
 
+def _rewrite_messages(n: int) -> list[list[dict]]:
+    """Inline-edit requests as Kestrel sends them ("Add type hints." over a whole QuixBugs program)."""
+    from kestrel.edits.inline_edit import Target, edit_messages
+
+    root = Path(__file__).resolve().parent / "data" / "quixbugs" / "python_programs"
+    out = []
+    for path in sorted(root.glob("*.py"))[:n]:
+        text = path.read_text()
+        out.append(edit_messages(text, Target(0, len(text), text), "Add type hints.", "python", path.name))
+    return out
+
+
+def speculative_side_by_side(model_path: str, model_name: str, samples: int) -> dict[str, Any]:
+    """Section 5: the model as the launcher builds it, with and without prompt-lookup drafts
+    (`kestrel.local.speculative`, local/lookup_draft.py), alternating which goes first; greedy. Inline-edit
+    rewrites (up to 400 tokens) and cold FIM prompts of the embedded windows (48 tokens): time to the end of
+    the answer, and whether both wrote the same text."""
+    from kestrel.local.last_logits import LastTokenLogitsLlama
+    from kestrel.local.lookup_draft import PromptLookupDraft
+    from kestrel.local.runtime import thread_count
+
+    kw = {"n_ctx": 2048, "n_threads": thread_count(None), "logits_all": True, "verbose": False}
+    draft = PromptLookupDraft()
+    models = {"plain": LastTokenLogitsLlama(model_path, **kw),
+              "speculative": LastTokenLogitsLlama(model_path, draft_model=draft, **kw)}
+    jobs = [("rewrite", m) for m in _rewrite_messages(max(2, samples // 2))] + \
+           [("fim", p) for p in _window_prompts(model_name, samples)]
+    times: dict[str, dict[str, list[float]]] = {kind: {k: [] for k in models} for kind in ("rewrite", "fim")}
+    same = {"rewrite": 0, "fim": 0}
+    for i, (kind, job) in enumerate(jobs):
+        texts = {}
+        for name in (list(models) if i % 2 == 0 else list(reversed(models))):
+            llm = models[name]
+            llm.reset()  # cold: nothing of the prompt cached
+            t0 = time.perf_counter()
+            if kind == "fim":
+                text = "".join(c["choices"][0]["text"] for c in
+                               llm.create_completion(job, max_tokens=48, temperature=0, stream=True))
+            else:
+                text = "".join(c["choices"][0]["delta"].get("content") or "" for c in
+                               llm.create_chat_completion(job, max_tokens=400, temperature=0, stream=True))
+            times[kind][name].append((time.perf_counter() - t0) * 1000)
+            texts[name] = text
+        same[kind] += texts["plain"] == texts["speculative"]
+    out: dict[str, Any] = {"drafted_tokens": draft.proposed, "drafted_tokens_kept": draft.accepted}
+    for kind, t in times.items():
+        ratios = sorted(y / x for x, y in zip(t["plain"], t["speculative"]))
+        out[kind] = {**{f"{k}_ms": summary(v, 1) for k, v in t.items()}, "prompts": len(ratios),
+                     "ratio_per_prompt_p50": round(ratios[len(ratios) // 2], 3) if ratios else None,
+                     "ratio_of_sums": round(sum(t["speculative"]) / sum(t["plain"]), 3) if t["plain"] else None,
+                     "same_answers": same[kind]}
+    return out
+
+
 async def run(samples: int, logs: Path) -> dict[str, Any]:
     from openai import AsyncOpenAI
 
@@ -233,4 +289,5 @@ async def run(samples: int, logs: Path) -> dict[str, Any]:
         await server.stop()
     out["first_completion"] = await first_completion_side_by_side(max(3, samples // 2), logs)
     out["prompt_pass"] = await asyncio.to_thread(prompt_pass_side_by_side, str(model.path), model.name, samples)
+    out["speculative"] = await asyncio.to_thread(speculative_side_by_side, str(model.path), model.name, samples)
     return out

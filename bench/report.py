@@ -377,6 +377,23 @@ def _local_model_section(lm: dict[str, Any], doc: dict[str, Any]) -> list[str]:
         L.append("")
         L.append(f"Median ratio per prompt: ×{pp['ratio_per_prompt_p50']}; the same answer on "
                  f"{pp['same_answers']} of {pp['prompts']} prompts.\n")
+    sp = lm.get("speculative")
+    if sp:
+        L.append("Speculative drafts looked up in the prompt (`kestrel.local.speculative`, `local/lookup_draft.py`), "
+                 "side by side in one process, alternating, greedy, cold: inline-edit rewrites (\"Add type hints.\" "
+                 "over a QuixBugs program, up to 400 tokens) and FIM prompts of the embedded windows (48 tokens); "
+                 "time to the whole answer:\n")
+        L += table([
+            ("prompts", lambda kind, r: f"{kind} ({r['prompts']})"),
+            ("plain p50 / p95 ms", lambda kind, r: f"{_f(r['plain_ms']['p50'], 0)} / {_f(r['plain_ms']['p95'], 0)}"),
+            ("drafts p50 / p95 ms",
+             lambda kind, r: f"{_f(r['speculative_ms']['p50'], 0)} / {_f(r['speculative_ms']['p95'], 0)}"),
+            ("ratio per prompt p50", lambda kind, r: f"×{r['ratio_per_prompt_p50']}"),
+            ("ratio of sums", lambda kind, r: f"×{r['ratio_of_sums']}"),
+            ("same answer", lambda kind, r: f"{r['same_answers']} of {r['prompts']}"),
+        ], [(k, sp[k]) for k in ("rewrite", "fim") if k in sp])
+        L.append("")
+        L.append(f"Drafted tokens kept: {sp['drafted_tokens_kept']} of {sp['drafted_tokens']}.\n")
     return L
 
 

@@ -104,3 +104,28 @@ def test_the_launcher_has_llama_cpp_server_build_its_model_this_way(monkeypatch)
     assert isinstance(llm, last_logits.LastTokenLogitsLlama) and llm._logits_all  # logprobs stay allowed
     source = Path(__file__).parents[1].joinpath("pyserver/kestrel/local/launcher.py").read_text()
     assert "last_logits.install()" in source.split("create_app(", 1)[0]
+
+
+def test_the_model_checks_drafts_several_tokens_a_pass_and_answers_as_without(monkeypatch):
+    from kestrel.local.last_logits import LastTokenLogitsLlama
+    from kestrel.local.lookup_draft import PromptLookupDraft
+
+    kw = {"n_ctx": 1024, "n_threads": 2, "logits_all": True, "verbose": False}
+    plain = LastTokenLogitsLlama(smollm(), **kw)
+    drafted = LastTokenLogitsLlama(smollm(), draft_model=PromptLookupDraft(), **kw)
+    passes = []
+    real_eval = LastTokenLogitsLlama.eval
+
+    def counted(self, tokens):
+        if self is drafted:
+            passes.append(len(tokens))
+        return real_eval(self, tokens)
+
+    monkeypatch.setattr(LastTokenLogitsLlama, "eval", counted)
+    want = answer(plain)  # 12 tokens of a pattern the prompt repeats 30 times, with their log probabilities
+    got = answer(drafted)
+    assert [t for t, _ in got] == [t for t, _ in want]
+    assert [lp for _, lp in got] == pytest.approx([lp for _, lp in want], abs=0.05)
+    decode_steps = passes[1:]  # the first pass reads the prompt
+    assert decode_steps and max(decode_steps) > 1  # drafts were checked...
+    assert len(decode_steps) < len(want) - 1  # ...and fewer passes than tokens written

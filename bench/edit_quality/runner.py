@@ -44,7 +44,8 @@ async def _one(task: EditTask, system: str, rawc: RawChatFix, kest: EditSession,
 
 
 async def run(tasks: list[EditTask], *, model_path: str | None, logs: Path, counts: dict[str, Any],
-              label: str, kestrel_src: str | None = None, progress: Callable[[str], None] = _say) -> dict[str, Any]:
+              label: str, kestrel_src: str | None = None, progress: Callable[[str], None] = _say,
+              speculative: bool = True) -> dict[str, Any]:
     """Every task through raw and Kestrel (which goes first alternates), scored by its tests."""
     from kestrel.local.runtime import LocalModelServer
 
@@ -52,7 +53,8 @@ async def run(tasks: list[EditTask], *, model_path: str | None, logs: Path, coun
 
     model = resolve(model_path)
     source = kestrel_source(kestrel_src)  # before the run: the code the server process loads
-    server = LocalModelServer(model, n_ctx=N_CTX, require_key=False)  # raw clients and other commits' Kestrel connect keyless
+    server = LocalModelServer(model, n_ctx=N_CTX, require_key=False,  # raw clients and other commits' Kestrel connect keyless
+                              speculative=speculative)
     t_start = time.perf_counter()
     progress(f"edit quality: starting llama.cpp with {model.path} ...")
     await server.start()
@@ -90,7 +92,7 @@ async def run(tasks: list[EditTask], *, model_path: str | None, logs: Path, coun
         eslint_set.close()
     doc: dict[str, Any] = {
         "model": model.name, "model_path": str(model.path),
-        "config": {"label": label, "full": label == "full", "sizes": _sizes(tasks)},
+        "config": {"label": label, "full": label == "full", "sizes": _sizes(tasks), "speculative": speculative},
         "counts": counts, "kestrel": source, "machine": machine(),
         "wall_seconds": round(time.perf_counter() - t_start, 1), "records": records,
     }

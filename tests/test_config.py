@@ -40,7 +40,8 @@ def test_nothing_configured():
 @pytest.mark.parametrize("bad", [{"effort": "max"}, {"provider": "nope"}, {"completion": {"maxLines": 0}},
                                  {"completion": {"latencyBudgetMs": -5}}, {"completion": {"minLineProbability": 1}},
                                  {"completion": {"minLineProbability": -0.1}}, {"completion": {"minLineProbability": True}},
-                                 {"completion": {"minLineProbability": "5%"}}])
+                                 {"completion": {"minLineProbability": "5%"}}, {"local": {"speculative": "no"}},
+                                 {"local": {"speculative": 0}}])
 def test_bad_settings_raise_readable_errors(bad):
     with pytest.raises(SettingsError):
         load_settings(bad, environ={"KESTREL_PROVIDER": "chat", "KESTREL_MODEL": "m"})
@@ -50,6 +51,11 @@ def test_the_line_probability_floor_is_a_fraction_off_at_zero():
     env = {"KESTREL_PROVIDER": "fim", "KESTREL_MODEL": "m"}
     assert load_settings({}, environ=env).completion.min_line_probability == 0.05
     assert load_settings({"completion": {"minLineProbability": 0}}, environ=env).completion.min_line_probability == 0
+
+
+def test_speculative_drafts_are_on_unless_turned_off():
+    assert load_settings({}, environ={}).local.speculative is True
+    assert load_settings({"local": {"speculative": False}}, environ={}).local.speculative is False
 
 
 def test_unknown_nested_settings_are_ignored_not_fatal():

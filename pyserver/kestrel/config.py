@@ -386,6 +386,8 @@ def _validate(s: Settings) -> Settings:
     if isinstance(c.min_line_probability, bool) or not isinstance(c.min_line_probability, (int, float)) \
             or not 0 <= c.min_line_probability < 1:
         raise SettingsError("completion.minLineProbability must be a number from 0 (off) to below 1")
+    if not isinstance(s.local.speculative, bool):  # it goes to the model's process as JSON, checked there too
+        raise SettingsError("kestrel.local.speculative must be true or false")
     model_path = s.local.model_path
     if model_path and not os.path.isabs(os.path.expanduser(str(model_path))):
         # Relative to what? The server's working directory, which can be an untrusted workspace.

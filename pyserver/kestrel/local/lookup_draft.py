@@ -28,9 +28,10 @@ COOL_DOWN = 8  # tokens written without drafts after a draft the model rejected 
 
 
 class PromptLookupDraft(LlamaDraftModel):  # type: ignore[misc]
-    """Drafts from the latest earlier occurrence of the longest suffix n-gram, sized by how well the
-    last drafts were taken: doubled (up to MAX_DRAFT) when one was taken whole, halved when it was
-    not, and none for COOL_DOWN tokens after two drafts running were rejected at their first token."""
+    """Drafts from the latest earlier occurrence of the longest suffix n-gram, sized by how the last
+    draft was taken: doubled (up to MAX_DRAFT) when taken whole, what was kept plus one when taken in
+    part, halved when rejected at its first token, and none for COOL_DOWN tokens after two such
+    rejections running."""
 
     def __init__(self, max_draft: int = MAX_DRAFT) -> None:
         self.max_draft = max_draft
@@ -44,7 +45,7 @@ class PromptLookupDraft(LlamaDraftModel):  # type: ignore[misc]
     def __call__(self, input_ids: np.ndarray, /, **kwargs: Any) -> np.ndarray:
         n = int(input_ids.shape[0])
         self._learn(input_ids, n)
-        if n < self.quiet_until or self.size == 0:
+        if n < self.quiet_until:
             return np.array([], dtype=np.intc)
         draft = lookup(input_ids, self.size)
         self.last = (n, draft) if draft.size else None

@@ -1,12 +1,9 @@
-"""Speculative decoding for the embedded model by looking the next tokens up in the prompt.
+"""Speculative decoding for the embedded model, its drafts looked up in the prompt.
 
-A rewrite of a selection, a fix, a chat answer quoting the file: most of what the model writes is already
-in its prompt. After each token, the last few tokens written are looked up in what came before; the
-tokens that followed them there are proposed as a draft, and the model checks the whole draft in one pass
-(llama-cpp-python's `generate` keeps the drafted tokens the model would have picked itself and drops the
-rest). On a 2-core CPU one pass over a dozen tokens costs little more than over one, so a copied stretch
-is written several tokens per pass. Where the lookup keeps guessing wrong (a fill-in-the-middle line that
-is new code), the drafts shrink to nothing and come back only after a stretch without them.
+A rewrite, a fix, a chat answer quoting the file: most of what the model writes is already in its prompt.
+The last tokens written are looked up there, what followed them is proposed, and the model checks the whole
+draft in one pass (llama-cpp-python's `generate` keeps the tokens it would have picked itself). Where the
+lookup keeps guessing wrong, the drafts shrink to nothing for a while.
 Why and what it measured: docs/design-notes.md#pyserverkestrellocallookup_draftpy
 """
 

@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--md", default=None)
     p.add_argument("--tasks", default=None,
                    help="a file of task ids, one per line: only those (re-checking the tasks a change can affect; no markdown)")
-    p.add_argument("--no-speculative", action="store_true",
-                   help="the llama.cpp child without prompt-lookup drafts (kestrel.local.speculative off; both systems)")
+    p.add_argument("--speculative", action="store_true",
+                   help="the llama.cpp child with prompt-lookup drafts (kestrel.local.speculative on; both systems)")
     p.add_argument("--report-only", action="store_true")
     p.add_argument("--beside", action="append", default=[],
                    help="another model's edit-quality JSON, shown in the same tables of the markdown section")
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             md = None
         doc = asyncio.run(run(tasks, model_path=args.model_path, logs=out.parent, counts=counts,
                               label="full" if args.full else ("limit" if args.limit is not None else "tasks" if args.tasks else "sample"),
-                              kestrel_src=args.kestrel_src, speculative=not args.no_speculative))
+                              kestrel_src=args.kestrel_src, speculative=args.speculative))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     print(render_table(doc))

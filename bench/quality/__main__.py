@@ -51,8 +51,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="comma-separated other systems to measure next to raw and kestrel: copilot (GitHub Copilot's "
                         "language server against a local stand-in for GitHub that forwards to the same llama.cpp "
                         "server; needs Node, see bench/peers; the whole run goes into an `unshare -rn` namespace)")
-    p.add_argument("--no-speculative", action="store_true",
-                   help="the llama.cpp child without prompt-lookup drafts (kestrel.local.speculative off; raw and "
+    p.add_argument("--speculative", action="store_true",
+                   help="the llama.cpp child with prompt-lookup drafts (kestrel.local.speculative on; raw and "
                         "Kestrel share that server, so both are affected alike)")
     p.add_argument("--report-only", action="store_true", help="re-render the table and markdown from the JSON")
     p.add_argument("--merge", default="",
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             sizes=None if args.full else data.DEFAULT_SAMPLE, model_path=args.model_path, logs=out.parent,
             sets=sets, placements=placements, limit=args.limit, seed=args.seed, timeout=args.timeout,
             label="full" if args.full else "sample", kestrel_src=args.kestrel_src, peers=peers,
-            languages=languages, lang_full=args.full, speculative=not args.no_speculative,
+            languages=languages, lang_full=args.full, speculative=args.speculative,
             lang_sets=tuple(x.strip() for x in args.language_sets.split(",") if x.strip()),
         ))
         bad = {k: v for k, v in doc["counts"].items() if v != data.EXPECTED_COUNTS[k]}

@@ -169,7 +169,7 @@ def thread_count(threads: int | None) -> int:
 
 
 def prestart(model: LocalModel | None = None, n_ctx: int = 2048, threads: int | None = None,
-             speculative: bool = True) -> Launcher:
+             speculative: bool = False) -> Launcher:
     """Spawn a launcher now, before the settings are known (at process start, when the embedded model
     is likely to be used): its ~0.35 s of imports overlap Kestrel's own start and the editor's
     `initialize`. With `model` (the one the environment names, already on disk) it loads that too
@@ -204,7 +204,7 @@ def _take_prestarted(wanted: tuple[str, int, int, bool, bool]) -> Launcher | Non
 class LocalModelServer:
     def __init__(self, model: LocalModel, *, n_ctx: int = 2048, threads: int | None = None,
                  on_event: Callable[[str], None] | None = None, require_key: bool = True,
-                 speculative: bool = True) -> None:
+                 speculative: bool = False) -> None:
         """`require_key=False` is for benchmarks whose clients cannot be given the key (raw SDK
         clients, other Kestrel commits): any local user may then use the model, though still no
         one can take its port or pass for it."""

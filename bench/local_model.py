@@ -176,8 +176,9 @@ def _rewrite_messages(n: int) -> list[list[dict]]:
 def speculative_side_by_side(model_path: str, model_name: str, samples: int) -> dict[str, Any]:
     """Section 5: the model as the launcher builds it, with and without prompt-lookup drafts
     (`kestrel.local.speculative`, local/lookup_draft.py), alternating which goes first; greedy. Inline-edit
-    rewrites (up to 400 tokens) and cold FIM prompts of the embedded windows (48 tokens): time to the end of
-    the answer, and whether both wrote the same text."""
+    rewrites (chat answers, up to 400 tokens: drafted) and cold FIM prompts of the embedded windows (48
+    tokens: completions are not drafted, so the same cost is expected): time to the end of the answer, and
+    whether both wrote the same text."""
     from kestrel.local.last_logits import LastTokenLogitsLlama
     from kestrel.local.lookup_draft import PromptLookupDraft
     from kestrel.local.runtime import thread_count

@@ -381,8 +381,8 @@ def _local_model_section(lm: dict[str, Any], doc: dict[str, Any]) -> list[str]:
     if sp:
         L.append("Speculative drafts looked up in the prompt (`kestrel.local.speculative`, `local/lookup_draft.py`), "
                  "side by side in one process, alternating, greedy, cold: inline-edit rewrites (\"Add type hints.\" "
-                 "over a QuixBugs program, up to 400 tokens) and FIM prompts of the embedded windows (48 tokens); "
-                 "time to the whole answer:\n")
+                 "over a QuixBugs program, up to 400 tokens; drafted) and FIM prompts of the embedded windows (48 "
+                 "tokens; completions are not drafted); time to the whole answer:\n")
         L += table([
             ("prompts", lambda kind, r: f"{kind} ({r['prompts']})"),
             ("plain p50 / p95 ms", lambda kind, r: f"{_f(r['plain_ms']['p50'], 0)} / {_f(r['plain_ms']['p95'], 0)}"),

@@ -106,14 +106,23 @@ def test_the_launcher_has_llama_cpp_server_build_its_model_this_way(monkeypatch)
     assert "last_logits.install()" in source.split("create_app(", 1)[0]
 
 
-def test_the_model_checks_drafts_several_tokens_a_pass_and_answers_as_without(monkeypatch):
+def chat_answer(llm) -> str:
+    llm.reset()
+    messages = [{"role": "user", "content": "Repeat this code exactly:\n```python\n" + PROMPT[:400] + "\n```"}]
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in
+                   llm.create_chat_completion(messages, max_tokens=60, temperature=0, stream=True))
+
+
+def test_the_model_checks_drafts_several_tokens_a_pass_in_answers_and_none_in_completions(monkeypatch):
+    """A chat answer is drafted from its prompt and checked several tokens a pass, and is the answer given
+    without drafts; a completion (a suggestion) is written one token a pass, as without drafts."""
     from kestrel.local.last_logits import LastTokenLogitsLlama
     from kestrel.local.lookup_draft import PromptLookupDraft
 
     kw = {"n_ctx": 1024, "n_threads": 2, "logits_all": True, "verbose": False}
     plain = LastTokenLogitsLlama(smollm(), **kw)
     drafted = LastTokenLogitsLlama(smollm(), draft_model=PromptLookupDraft(), **kw)
-    passes = []
+    passes: list[int] = []
     real_eval = LastTokenLogitsLlama.eval
 
     def counted(self, tokens):
@@ -122,10 +131,14 @@ def test_the_model_checks_drafts_several_tokens_a_pass_and_answers_as_without(mo
         return real_eval(self, tokens)
 
     monkeypatch.setattr(LastTokenLogitsLlama, "eval", counted)
-    want = answer(plain)  # 12 tokens of a pattern the prompt repeats 30 times, with their log probabilities
+    want = chat_answer(plain)
+    assert chat_answer(drafted) == want and len(want) > 100
+    steps = passes[1:]  # the first pass reads the prompt
+    assert max(steps) > 1 and len(steps) < 60 - 1  # drafts were checked, fewer passes than tokens
+
+    passes.clear()
+    want_tokens = answer(plain)  # a completion, with the log probabilities the line scan asks for
     got = answer(drafted)
-    assert [t for t, _ in got] == [t for t, _ in want]
-    assert [lp for _, lp in got] == pytest.approx([lp for _, lp in want], abs=0.05)
-    decode_steps = passes[1:]  # the first pass reads the prompt
-    assert decode_steps and max(decode_steps) > 1  # drafts were checked...
-    assert len(decode_steps) < len(want) - 1  # ...and fewer passes than tokens written
+    assert [t for t, _ in got] == [t for t, _ in want_tokens]
+    assert [lp for _, lp in got] == pytest.approx([lp for _, lp in want_tokens], abs=1e-3)
+    assert all(n == 1 for n in passes[1:]) and len(passes) == len(want_tokens)  # one token a pass

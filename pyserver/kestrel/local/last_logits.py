@@ -66,6 +66,26 @@ class LastTokenLogitsLlama(llama_cpp.Llama):
     """
 
     _logprobs: GeneratedLogprobs | None = None
+    _answering = False  # a chat-template request is being generated: the only kind a draft is proposed for
+
+    def create_chat_completion(self, *args: Any, **kwargs: Any) -> Any:
+        """A chat answer (an edit, a fix, a chat turn) is drafted from its prompt; a completion is not: on
+        make eval's single-line completions drafts made suggestions 4 % later (design notes, lookup_draft.py)."""
+        if not kwargs.get("stream"):
+            self._answering = True
+            try:
+                return super().create_chat_completion(*args, **kwargs)
+            finally:
+                self._answering = False
+        return self._drafted(super().create_chat_completion(*args, **kwargs))
+
+    def _drafted(self, chunks: Iterator[dict]) -> Iterator[dict]:
+        self._answering = True  # the stream generates lazily, as it is read
+        try:
+            yield from chunks
+        finally:
+            self._answering = False
+            chunks.close()  # type: ignore[attr-defined]
 
     def create_completion(self, *args: Any, **kwargs: Any) -> Any:
         top = kwargs.get("logprobs")
@@ -90,7 +110,7 @@ class LastTokenLogitsLlama(llama_cpp.Llama):
 
     def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Iterator[int]:
         if self.draft_model is not None and hasattr(self.draft_model, "reset"):
-            self.draft_model.reset()  # its sizes were learnt on the previous request
+            self.draft_model.reset(enabled=self._answering)  # sizes learnt on the previous request start over
         inner = super().generate(tokens, *args, **kwargs)
         sink = self._logprobs
         if sink is None:
@@ -109,7 +129,8 @@ class LastTokenLogitsLlama(llama_cpp.Llama):
         # llama_cpp.Llama.eval, with logits for the batch's last token only; or, for a decoding step that
         # carries a speculative draft (a few tokens), for each of them: `generate` checks every drafted
         # token against the model's own pick at its position.
-        drafting = self.draft_model is not None and len(tokens) <= DRAFT_STEP_MAX
+        drafting = (self.draft_model is not None and getattr(self.draft_model, "enabled", True)
+                    and len(tokens) <= DRAFT_STEP_MAX)
         self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
         for i in range(0, len(tokens), self.n_batch):
             batch = tokens[i : min(len(tokens), i + self.n_batch)]

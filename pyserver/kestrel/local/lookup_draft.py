@@ -38,20 +38,22 @@ class PromptLookupDraft(LlamaDraftModel):  # type: ignore[misc]
         self.last: tuple[int, np.ndarray] | None = None  # (where the last draft began, its tokens)
         self.proposed = 0
         self.accepted = 0
+        self.enabled = True  # off for a request whose answer is not drafted (a completion)
 
     def __call__(self, input_ids: np.ndarray, /, **kwargs: Any) -> np.ndarray:
         n = int(input_ids.shape[0])
         self._learn(input_ids, n)
-        if n < self.quiet_until:
+        if not self.enabled or n < self.quiet_until:
             return np.array([], dtype=np.intc)
         draft = lookup(input_ids, self.size)
         self.last = (n, draft) if draft.size else None
         self.proposed += int(draft.size)
         return draft
 
-    def reset(self) -> None:
-        """A new request: the drafts start at full size again."""
+    def reset(self, enabled: bool = True) -> None:
+        """A new request: the drafts start at full size again (or none are proposed for it)."""
         self.size, self.misses, self.quiet_until, self.last = self.max_draft, 0, 0, None
+        self.enabled = enabled
 
     def _learn(self, input_ids: np.ndarray, n: int) -> None:
         """How much of the last draft the model kept: the tokens now written where it was proposed."""

@@ -51,6 +51,12 @@ def summary(values: list[float], digits: int = 3) -> dict[str, Any]:
     }
 
 
+def paired_ratio_p50(before: list[float], after: list[float]) -> float | None:
+    """The median of after[i] / before[i] over the pairs (a side-by-side run's per-sample ratio)."""
+    ratios = sorted(y / x for x, y in zip(before, after) if x > 0)
+    return round(ratios[len(ratios) // 2], 3) if ratios else None
+
+
 # ----------------------------------------------------------------------------------------
 # mock model in its own process (so it does not share the GIL with the measuring client)
 # ----------------------------------------------------------------------------------------

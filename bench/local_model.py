@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import summary
+from .common import paired_ratio_p50, summary
 from .lsp_client import SERVER_CMD, clean_env
 from .rawclient import RawClient
 
@@ -40,21 +40,24 @@ PREFIX = (
 )
 
 
-async def _sdk_request(client: Any, model: str, prompt: str) -> tuple[float, float | None, int]:
-    """(ms to the first token, tokens/s after it, tokens) for one streamed /v1/completions call."""
+async def _sdk_request(client: Any, model: str, prompt: str, max_tokens: int = 48,
+                       stop: tuple[str, ...] = ("\n\n\n", "<|endoftext|>")) -> tuple[float, float | None, str]:
+    """(ms to the first token, tokens/s after it, text) for one streamed greedy /v1/completions call."""
     t0 = time.perf_counter()
     first = None
     n = 0
-    stream = await client.completions.create(model=model, prompt=prompt, max_tokens=48, temperature=0, stream=True,
-                                             stop=["\n\n\n", "<|endoftext|>"])
+    text = ""
+    stream = await client.completions.create(model=model, prompt=prompt, max_tokens=max_tokens, temperature=0,
+                                             stream=True, stop=list(stop) or None)
     async for chunk in stream:
         if chunk.choices and chunk.choices[0].text:
             n += 1
+            text += chunk.choices[0].text
             if first is None:
                 first = time.perf_counter()
     end = time.perf_counter()
     tps = (n - 1) / (end - first) if first and n > 1 and end > first else None
-    return ((first or end) - t0) * 1000, tps, n
+    return ((first or end) - t0) * 1000, tps, text
 
 
 async def _sdk_first_line_ms(client: Any, model: str, prompt: str) -> float:
@@ -130,15 +133,21 @@ def _window_prompts(model_name: str, n: int) -> list[str]:
     return prompts
 
 
+def _in_process_model() -> dict[str, Any]:
+    """`llama_cpp.Llama` arguments as llama_cpp.server builds the model for Kestrel's launcher."""
+    from kestrel.local.runtime import thread_count
+
+    return {"n_ctx": 2048, "n_threads": thread_count(None), "logits_all": True, "verbose": False}
+
+
 def prompt_pass_side_by_side(model_path: str, model_name: str, samples: int) -> dict[str, Any]:
     """Section 4: cold time to the first token, stock llama_cpp.Llama (as llama_cpp.server builds it)
     vs `LastTokenLogitsLlama` (as Kestrel's launcher builds it), alternating which goes first."""
     import llama_cpp
 
     from kestrel.local.last_logits import LastTokenLogitsLlama
-    from kestrel.local.runtime import thread_count
 
-    kw = {"n_ctx": 2048, "n_threads": thread_count(None), "logits_all": True, "verbose": False}
+    kw = _in_process_model()
     models = {"llama_cpp_server_default": llama_cpp.Llama(model_path, **kw),
               "kestrel_last_token_logits": LastTokenLogitsLlama(model_path, **kw)}
     ttft: dict[str, list[float]] = {k: [] for k in models}
@@ -155,9 +164,8 @@ def prompt_pass_side_by_side(model_path: str, model_name: str, samples: int) -> 
             ttft[name].append(((first or time.perf_counter()) - t0) * 1000)
             answers[name].append(text)
     a, b = ttft["llama_cpp_server_default"], ttft["kestrel_last_token_logits"]
-    ratios = sorted(y / x for x, y in zip(a, b))
     return {**{f"{k}_ttft_ms": summary(v, 1) for k, v in ttft.items()},
-            "ratio_per_prompt_p50": round(ratios[len(ratios) // 2], 3),
+            "ratio_per_prompt_p50": paired_ratio_p50(a, b),
             "same_answers": sum(x == y for x, y in zip(*answers.values())), "prompts": len(a)}
 
 
@@ -181,9 +189,8 @@ def speculative_side_by_side(model_path: str, model_name: str, samples: int) -> 
     whether both wrote the same text."""
     from kestrel.local.last_logits import LastTokenLogitsLlama
     from kestrel.local.lookup_draft import PromptLookupDraft
-    from kestrel.local.runtime import thread_count
 
-    kw = {"n_ctx": 2048, "n_threads": thread_count(None), "logits_all": True, "verbose": False}
+    kw = _in_process_model()
     draft = PromptLookupDraft()
     models = {"plain": LastTokenLogitsLlama(model_path, **kw),
               "speculative": LastTokenLogitsLlama(model_path, draft_model=draft, **kw)}
@@ -208,9 +215,8 @@ def speculative_side_by_side(model_path: str, model_name: str, samples: int) -> 
         same[kind] += texts["plain"] == texts["speculative"]
     out: dict[str, Any] = {"drafted_tokens": draft.proposed, "drafted_tokens_kept": draft.accepted}
     for kind, t in times.items():
-        ratios = sorted(y / x for x, y in zip(t["plain"], t["speculative"]))
-        out[kind] = {**{f"{k}_ms": summary(v, 1) for k, v in t.items()}, "prompts": len(ratios),
-                     "ratio_per_prompt_p50": round(ratios[len(ratios) // 2], 3) if ratios else None,
+        out[kind] = {**{f"{k}_ms": summary(v, 1) for k, v in t.items()}, "prompts": len(t["plain"]),
+                     "ratio_per_prompt_p50": paired_ratio_p50(t["plain"], t["speculative"]),
                      "ratio_of_sums": round(sum(t["speculative"]) / sum(t["plain"]), 3) if t["plain"] else None,
                      "same_answers": same[kind]}
     return out

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -28,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import summary
-from .local_model import _window_prompts
+from .common import paired_ratio_p50, summary
+from .local_model import _sdk_request, _window_prompts
 
 
 def _free_port() -> int:
@@ -59,7 +58,7 @@ class CppServer:
         self.proc = subprocess.Popen(
             [self.binary, "-m", self.model, "-c", str(self.n_ctx), "-t", str(self.threads), "-np", "1",
              "--host", "127.0.0.1", "--port", str(self.port), "--no-webui", *self.extra],
-            stdout=subprocess.DEVNULL, stderr=open(os.devnull, "wb"))
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         async with httpx2.AsyncClient() as http:
             while True:
                 if self.proc.poll() is not None:
@@ -98,29 +97,6 @@ class PythonServer:
         await self.server.stop()
 
 
-async def _stream(client: Any, prompt: str, max_tokens: int) -> tuple[float, float | None, str]:
-    """(ms to the first token, tokens/s after it, text) of one streamed greedy /v1/completions call."""
-    t0 = time.perf_counter()
-    first = None
-    n = 0
-    text = ""
-    stream = await client.completions.create(model="local", prompt=prompt, max_tokens=max_tokens, temperature=0,
-                                             stream=True)
-    async for chunk in stream:
-        if chunk.choices and chunk.choices[0].text:
-            n += 1
-            text += chunk.choices[0].text
-            first = first or time.perf_counter()
-    end = time.perf_counter()
-    tps = (n - 1) / (end - first) if first and n > 1 and end > first else None
-    return ((first or end) - t0) * 1000, tps, text
-
-
-def _paired_ratio(a: list[float], b: list[float]) -> float:
-    ratios = sorted(y / x for x, y in zip(a, b) if x > 0)
-    return round(ratios[len(ratios) // 2], 3) if ratios else float("nan")
-
-
 async def run(binary: str, model_path: str | None, samples: int, starts: int, extra: list[str]) -> dict[str, Any]:
     from openai import AsyncOpenAI
 
@@ -151,12 +127,12 @@ async def run(binary: str, model_path: str | None, samples: int, starts: int, ex
     texts: dict[str, list[str]] = {k: [] for k in makers}
     try:
         for name in servers:  # one unmeasured request each: first-inference costs are not the runtime's pace
-            await _stream(clients[name], "def f():\n    return", 4)
+            await _sdk_request(clients[name], "local", "def f():\n    return", 4, stop=())
         prompts = _window_prompts(model.name, samples)
         for i, prompt in enumerate(prompts):
             order = list(servers) if i % 2 == 0 else list(reversed(servers))
             for name in order:
-                ms, rate, text = await _stream(clients[name], prompt, 32)
+                ms, rate, text = await _sdk_request(clients[name], "local", prompt, 32, stop=())
                 cold[name].append(ms)
                 texts[name].append(text)
                 if rate:
@@ -164,7 +140,7 @@ async def run(binary: str, model_path: str | None, samples: int, starts: int, ex
             cut = prompt.index("<|fim_suffix|>") if "<|fim_suffix|>" in prompt else len(prompt)
             typed = prompt[:cut] + "x" + prompt[cut:]
             for name in order:
-                ms, _, _ = await _stream(clients[name], typed, 8)
+                ms, _, _ = await _sdk_request(clients[name], "local", typed, 8, stop=())
                 warm[name].append(ms)
     finally:
         for c in clients.values():
@@ -178,10 +154,10 @@ async def run(binary: str, model_path: str | None, samples: int, starts: int, ex
         "cold_ttft_ms": {k: summary(v, 1) for k, v in cold.items()},
         "warm_ttft_ms": {k: summary(v, 1) for k, v in warm.items()},
         "tokens_per_s": {k: summary(v, 2) for k, v in tps.items()},
-        "ratio_cpp_over_python_p50": {"start": _paired_ratio(start_ms[py], start_ms[cpp]),
-                                      "cold_ttft": _paired_ratio(cold[py], cold[cpp]),
-                                      "warm_ttft": _paired_ratio(warm[py], warm[cpp]),
-                                      "tokens_per_s": _paired_ratio(tps[py], tps[cpp])},
+        "ratio_cpp_over_python_p50": {"start": paired_ratio_p50(start_ms[py], start_ms[cpp]),
+                                      "cold_ttft": paired_ratio_p50(cold[py], cold[cpp]),
+                                      "warm_ttft": paired_ratio_p50(warm[py], warm[cpp]),
+                                      "tokens_per_s": paired_ratio_p50(tps[py], tps[cpp])},
         "same_text": sum(a == b for a, b in zip(texts[py], texts[cpp])),
         "texts": {k: v for k, v in texts.items()},
     }

@@ -235,3 +235,41 @@ def all_tasks(variants: tuple[str, ...] = ("lazy",)) -> tuple[dict[str, list[Any
     from .data import build_families
 
     return build_families(lambda row: _build(row, variants), rows())
+
+
+SOURCE_COMMIT = "bea1c6cf1921ce40ff6ac36b52a655b6d6e6e3a8"  # Aaditya-Bhatia/CanItEdit (README: why this one)
+SOURCE_RUN = "runs/qwen2.5-coder-7b-instruct-lora-dirty-canitedit-20260511T235631Z-slot1-896008860"
+FIELDS = ("id", "name", "full_name", "before", "after", "tests", "instruction_descriptive", "instruction_lazy",
+          "taxonomy")
+
+
+def rebuild(git_dir: Path, out: Path = PLACES[1]) -> Path:
+    """Write the rows' file from a fetched snapshot of the source repository (its git directory, as the
+    `fetch` tool leaves it): each row's fields from its lazy-instruction run file, the adaptive and
+    perfective rows in id order; refused unless the result has the expected sha256."""
+    import gzip
+    import hashlib
+    import subprocess
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", "--git-dir", str(git_dir), *args], check=True, capture_output=True).stdout
+
+    names = git("ls-tree", "--name-only", SOURCE_COMMIT, SOURCE_RUN + "/").decode().split()
+    found = []
+    for name in (n for n in names if n.endswith("_instruction_lazy.json.gz")):
+        row = json.loads(gzip.decompress(git("show", f"{SOURCE_COMMIT}:{name}")))
+        if row["taxonomy"]["change_kind"] in ("adaptive", "perfective"):
+            found.append({k: row[k] for k in FIELDS})
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in sorted(found, key=lambda r: r["id"]))
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if digest != SHA256:
+        raise MissingData(f"rebuilt {len(found)} rows with sha256 {digest[:12]}..., expected {SHA256[:12]}...")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+if __name__ == "__main__":  # python -m bench.edit_quality.canitedit <the snapshot's git directory>
+    import sys
+
+    print(f"wrote {rebuild(Path(sys.argv[1]))}")

@@ -84,7 +84,8 @@ def ask(question: str, models_attached: bool = True) -> list[dict]:
 
 async def test_a_question_about_unopened_code_sends_its_definition_and_sources_first(mock, tmp_path, cache):
     root = project(tmp_path / "ws")
-    mock.configure(text="It is defined in [tasky/utils.py:5-10] and also [tasky/nowhere.py:1-3]; see `tasky/dates.py`.")
+    mock.configure(text="It is defined in [tasky/utils.py:5-10] and also [tasky/nowhere.py:1-3], as [1] shows "
+                        "(not [9]); see `tasky/dates.py`.")
     async with kestrel(mock_options(mock), env=env_with_cache(cache), workspace=root) as client:
         order: list[str] = []
         sources: list = []
@@ -94,7 +95,7 @@ async def test_a_question_about_unopened_code_sends_its_definition_and_sources_f
             "kestrel/chat", {"id": "c1", "messages": ask("Where is `parse_due` defined?")})
         sent = mock.stats()["last_request"]["messages"][-1]["content"]
         assert 'def parse_due(text: str) -> date:' in sent and "tasky/utils.py:" in sent
-        assert "[path:start-end]" in sent  # the model is asked to cite
+        assert "[1] tasky/utils.py:" in sent and "cite its number" in sent  # numbered parts, cited by number
         assert "parse_due_secret_value" not in sent and "vendored parse_due" not in sent  # .env, .gitignore
         await wait_for(lambda: "delta" in order, what="the answer's deltas")
         assert order[0] == "sources"  # announced before the first token
@@ -104,8 +105,10 @@ async def test_a_question_about_unopened_code_sends_its_definition_and_sources_f
         assert first.uri == (root / "tasky" / "utils.py").as_uri() and first.range.start.line == 4
         assert first.name == "parse_due"
         assert [s.path for s in result.sources] == paths
-        assert [(c.path, c.range.start.line, c.range.end.line) for c in result.citations] == [("tasky/utils.py", 4, 10)]
-        assert result.inventedCitations == ["tasky/nowhere.py"]
+        source_one = (first.path, first.range.start.line, first.range.end.line)
+        assert [(c.path, c.range.start.line, c.range.end.line) for c in result.citations] == [
+            ("tasky/utils.py", 4, 10), source_one]  # in the order written; [1] is the first source's span
+        assert result.inventedCitations == ["tasky/nowhere.py", "[9]"]  # a path no file has, a number past the sources
         assert result.inventedPaths == ["tasky/dates.py"]  # a bare path no workspace file has
 
 
@@ -199,6 +202,25 @@ def test_citations_name_files_of_the_workspace_only(tmp_path):
     found, invented = codebase.citations(index, "see [tasky/utils.py:5-10], [utils.py:7], [./.env:1] and [src/app.py:1-2]")
     assert [(c["path"], c["range"]["start"]["line"]) for c in found] == [("tasky/utils.py", 4), ("tasky/utils.py", 6)]
     assert invented == ["./.env", "src/app.py"]  # a secret file is not a citable workspace file either
+
+
+def test_numbered_citations_name_the_turns_sources_and_code_indexes_are_not_citations(tmp_path):
+    root = project(tmp_path / "ws")
+    workspace = WorkspaceIndex()
+    workspace.set_roots([str(root)])
+    index = CodebaseIndex(workspace, None)
+    index.refresh()
+    utils, models = root / "tasky" / "utils.py", root / "tasky" / "models.py"
+    sources = [codebase.Source("tasky/utils.py", utils, 4, 9, "parse_due", "def parse_due..."),
+               codebase.Source("tasky/models.py", models, 0, 3, "Task", "class Task...")]
+    answer = ("It parses the date [2], as [1][2] and [1, 2] show; not [3]. `items[0]`, `[1]`, a[1],\n"
+              "[1](https://example.com) and\n```python\nx = [1]\n```\nare code or links. [3]")
+    found, invented = codebase.citations(index, answer, sources)
+    assert [(c["path"], c["range"]["start"]["line"], c["range"]["end"]["line"]) for c in found] == [
+        ("tasky/models.py", 0, 4), ("tasky/utils.py", 4, 10)]  # each span once, in the order first cited
+    assert invented == ["[3]"]  # a number past the sources
+    assert codebase.citations(index, "see [1]")[1] == ["[1]"]  # no sources: a number names nothing
+    assert "[1] tasky/utils.py:5-10\n```python" in codebase.prompt_block(sources)
 
 
 def test_paths_written_as_inline_code_that_name_no_workspace_file_are_listed(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bench.codebase_qa import report, tasks
 from bench.codebase_qa.__main__ import score
-from bench.codebase_qa.answers import grounded, mentions
+from bench.codebase_qa.answers import grounded, mentions, numbered
 
 
 def test_reference_files_are_the_files_an_answer_names():
@@ -27,6 +27,11 @@ def test_an_answer_is_grounded_when_it_names_a_reference_file():
     assert grounded("It lives in `ctx.py`.", ("src/flask/ctx.py",))
     assert grounded("[src/flask/ctx.py:3]", ("src/flask/ctx.py",))
     assert not grounded("It lives in `flask/globals.py`.", ("src/flask/ctx.py",))
+    # a number names the answer's source of that number (in the order the server sent them)
+    sources = ["src/flask/app.py", "src/flask/ctx.py"]
+    assert grounded("It is pushed there [2].", ("src/flask/ctx.py",), sources)
+    assert not grounded("It is pushed there [1], see `items[2]` and [3].", ("src/flask/ctx.py",), sources)
+    assert numbered("As [1] and [3] say; ```python\nx = [2]\n```", sources) == (["src/flask/app.py"], 1)
 
 
 def test_the_answers_sections_survive_a_retrieval_rewrite(tmp_path):

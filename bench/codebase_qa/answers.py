@@ -6,9 +6,10 @@ chat sends them with its file chip on: the system prompt, then the active file (
 module: not an answer to most questions) and the question. Two systems on the same model, prompt and
 questions, asked in an order that alternates question by question: **file only** (`codebase: false`,
 the model given only the active file: the baseline) and **kestrel** (`codebase: true`: the workspace
-sources within the embedded model's 1,200-token budget). Scores: *grounded* = the answer names one of
-the question's reference files (as a path or a file name); *cites a source*; citations (`[path:L-L]`)
-and path-like mentions that name no file of the project (*invented*); time to sources and to the first
+sources within the embedded model's 1,200-token budget, numbered). Scores: *grounded* = the answer names
+one of the question's reference files (as a path, a file name, or the number of a source that is one);
+*cites a source*; citations (`[path:L-L]`, `[n]`) and path-like mentions that name no file of the project
+or no source (*invented*); time to sources and to the first
 token, p50/p95. Writes bench/out/codebase-answers[-<model>].json and a section of bench/CODEBASE.md.
 """
 
@@ -42,6 +43,15 @@ N_CTX = 8192
 MAX_ANSWER_TOKENS = 400  # kestrel.chat.maxTokens for both systems: a bound on the eval's time
 _PATHLIKE = re.compile(r"(?<![\w/.-])((?:[\w-]+/)+[\w-]+\.py|[\w-]+\.py)\b")
 _CITATION = re.compile(r"\[`?([\w./\\-]+\.[A-Za-z0-9]{1,8})`?(?::(\d+)(?:\s*[-–]\s*(\d+))?)?\]")
+# `[2]` in prose: the answer's 2nd source (the eval's own reading, not the server's); code blocks left out
+_NUMBER = re.compile(r"(?<![\w`])\[(\d{1,2})\](?!\()")
+_CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+
+
+def numbered(answer: str, sources: list[str]) -> tuple[list[str], int]:
+    """The source paths the answer's `[n]` citations name, and how many numbers name none."""
+    numbers = [int(m.group(1)) for m in _NUMBER.finditer(_CODE_BLOCK.sub("", answer))]
+    return [sources[n - 1] for n in numbers if 1 <= n <= len(sources)], sum(not 1 <= n <= len(sources) for n in numbers)
 
 
 def mentions(answer: str) -> list[str]:
@@ -53,8 +63,8 @@ def exists(root: Path, files: set[str], path: str) -> bool:
     return path in files or any(f.endswith("/" + path) for f in files)
 
 
-def grounded(answer: str, refs: tuple[str, ...]) -> bool:
-    named = mentions(answer) + [m.group(1) for m in _CITATION.finditer(answer)]
+def grounded(answer: str, refs: tuple[str, ...], sources: list[str] = ()) -> bool:
+    named = mentions(answer) + [m.group(1) for m in _CITATION.finditer(answer)] + numbered(answer, list(sources))[0]
     return any(n == r or r.endswith("/" + n.removeprefix("./")) for n in named for r in refs)
 
 
@@ -157,11 +167,13 @@ async def _ask_project(client: KestrelClient, notes: dict, name: str, root: Path
             else:
                 got = await ask(client, notes, f"{q.id}/{system}", messages, system == "kestrel")
             cited = [m.group(1) for m in _CITATION.finditer(got["text"])]
+            by_number, past = numbered(got["text"], got["sources"])
             named = mentions(got["text"])
-            got.update(grounded=grounded(got["text"], q.files), citations=len(cited),
-                       inventedCitations=sum(not exists(root, files, c) for c in cited),
+            got.update(grounded=grounded(got["text"], q.files, got["sources"]), citations=len(cited) + len(by_number) + past,
+                       numbered=len(by_number) + past,
+                       inventedCitations=sum(not exists(root, files, c) for c in cited) + past,
                        paths=len(named), inventedPaths=sum(not exists(root, files, p) for p in named),
-                       citesSource=any(c.removeprefix("./") in got["sources"] for c in cited))
+                       citesSource=bool(by_number) or any(c.removeprefix("./") in got["sources"] for c in cited))
             rec["systems"][system] = got
         records.append(rec)
         print(f"codebase answers: {len(records)} questions, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)

@@ -152,9 +152,11 @@ def answers_markdown(result: dict) -> str:
     for system in systems:
         got = [r["systems"][system] for r in recs]
         cites = sum(g["citations"] for g in got)
+        by_number = sum(g.get("numbered", 0) for g in got)  # runs before numbered sources have none
         paths = sum(g["paths"] for g in got)
         lines.append(
-            f"| {system} | {sum(g['grounded'] for g in got)} of {len(got)} | {sum(g['citesSource'] for g in got)} | {cites} | "
+            f"| {system} | {sum(g['grounded'] for g in got)} of {len(got)} | {sum(g['citesSource'] for g in got)} | "
+            f"{cites}{f' ({by_number} by number)' if by_number else ''} | "
             f"{sum(g['inventedCitations'] for g in got)} ({100 * sum(g['inventedCitations'] for g in got) / max(cites, 1):.0f} %) | "
             f"{paths} | {sum(g['inventedPaths'] for g in got)} ({100 * sum(g['inventedPaths'] for g in got) / max(paths, 1):.0f} %) | "
             f"{_pct([g['sourcesMs'] for g in got], 0.5)} / {_pct([g['sourcesMs'] for g in got], 0.95)} | "

@@ -53,7 +53,7 @@ describe("the Sources list", () => {
     expect(html).toMatch(/^<div class="sources" role="group" aria-label="Sources" data-search-ms="12">/);
     expect(html).toContain('<div class="sources-title"');
     const buttons = elements(html, "button", "source-link");
-    expect(buttons.map((b) => shown(b.inner))).toEqual(["billing/invoice.py:4-7 invoice_total", "utils.py:1"]);
+    expect(buttons.map((b) => shown(b.inner))).toEqual(["[1] billing/invoice.py:4-7 invoice_total", "[2] utils.py:1"]);
     expect(buttons[0].attrs).toEqual(expect.objectContaining({ type: "button", "data-uri": "file:///ws/billing/invoice.py", "data-start": "3", "data-end": "7" }));
     expect(buttons[0].attrs.title).toBe("Open billing/invoice.py:4-7 (invoice_total)");
     expect(buttons[1].attrs).toEqual(expect.objectContaining({ "data-start": "0", "data-end": "1" }));
@@ -150,9 +150,29 @@ describe("citations in an answer", () => {
     expect(elements(odd, "button", "citation")[0].attrs["data-uri"]).toBe("file:///ws/&quot;&gt;&lt;img src=x&gt;.py");
   });
 
+  it("link a numbered citation to the turn's source of that number, each of a group apart", () => {
+    const refs = { sources: [INVOICE, UTILS] };
+    const out = html("The total is summed [1] and rounded [2][1], see [1, 2]. Not `[1]`, items[0] or [1](https://example.com).", refs);
+    const links = elements(out, "button", "citation");
+    expect(links.map((l) => [l.inner, l.attrs["data-uri"], l.attrs["data-start"], l.attrs["data-end"]])).toEqual([
+      ["[1]", INVOICE.uri, "3", "7"], ["[2]", UTILS.uri, "0", "1"], ["[1]", INVOICE.uri, "3", "7"],
+      ["[1]", INVOICE.uri, "3", "7"], ["[2]", UTILS.uri, "0", "1"],
+    ]);
+    expect(links[0].attrs.title).toBe("Open source 1: billing/invoice.py:4-7 (invoice_total)");
+    expect(out).toContain("<code>[1]</code>");
+    expect(out).toContain("items[0]");
+  });
+
+  it("strike out a number past the turn's sources, and leave numbers as text in a turn without sources", () => {
+    const struck = elements(html("As [3] says.", { sources: [INVOICE, UTILS] }), "del", "citation-invented");
+    expect(struck.map((d) => [d.inner.replace(/<span.*$/, ""), d.attrs.title])).toEqual([["[3]", "not one of this answer's sources"]]);
+    expect(html("As [1] says.", {})).toBe("<p>As [1] says.</p>\n");
+    expect(html("As [1] says.")).toBe("<p>As [1] says.</p>\n");
+  });
+
   it("link while the answer streams (the sources come first) exactly as in the finished render", () => {
     const refs = { sources: [INVOICE] };
-    const text = `Intro.\n\n${ANSWER}\n\n- item [billing/invoice.py:5]\n\nDone.`;
+    const text = `Intro.\n\n${ANSWER}\n\n- item [billing/invoice.py:5] and [1]\n\nDone.`;
     for (const size of [1, 4, 50]) {
       const inc = new IncrementalMarkdown(md, refs);
       let streamed = "";
@@ -162,7 +182,7 @@ describe("citations in an answer", () => {
       }
       expect(streamed + inc.finish().html).toBe(html(text, refs));
     }
-    expect(elements(html(text, refs), "button", "citation")).toHaveLength(3);
+    expect(elements(html(text, refs), "button", "citation")).toHaveLength(4);
   });
 });
 

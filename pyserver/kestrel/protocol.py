@@ -74,8 +74,8 @@ class ChatResult:
     error: str | None = None
     stopped: bool | None = None  # True when kestrel/stopChat ended it
     sources: list[SourceRef] | None = None  # the workspace code put in the prompt (also sent as kestrel/chatSources)
-    citations: list[SourceRef] | None = None  # the `[path:L-L]` the answer cited that name workspace files
-    invented_citations: list[str] | None = None  # cited paths that name no workspace file (shown struck out)
+    citations: list[SourceRef] | None = None  # what the answer cited (`[2]`: the 2nd source; `[path:L-L]`), in order
+    invented_citations: list[str] | None = None  # cited paths no workspace file has, numbers past the sources (`[9]`)
     invented_paths: list[str] | None = None  # paths written as inline code that name no workspace file (marked)
 
     @classmethod

@@ -2,7 +2,8 @@
 // invoice.py, which no tab holds) makes the server search the workspace. Checked: the request the
 // model received holds the definition; the Sources list shows invoice.py above the answer before its
 // first token; clicking the source (and Tab + Enter on it, and the answer's citation) opens invoice.py
-// with the cursor on the definition's line; a citation of a file the workspace lacks is struck out;
+// with the cursor on the definition's line, and so does its number ([n], the n-th source); a citation
+// of a file the workspace lacks, or a number past the sources, is struck out;
 // the list and the strike-out come back when the conversation is reopened from the history; axe finds
 // nothing serious. Starts and ends in main.py with the mock answering COMPLETION and invoice.py closed.
 import * as path from "node:path";
@@ -25,7 +26,7 @@ const INVENTED = "billing/currency.py";
 const QUESTION = `What does \`${NAME}\` return?`;
 const ANSWER =
   `\`${NAME}\` returns the subtotal of quantity times price over the lines, taxed and discounted, rounded to cents [${SPAN}]. ` +
-  `Currency rounding is configured in [${INVENTED}:10-12].`;
+  `Currency rounding is configured in [${INVENTED}:10-12]. Both are in the sources [1][2], not in [9].`;
 
 const squash = (s) => (s ?? "").replace(/\s+/g, " ").trim();
 
@@ -94,7 +95,9 @@ export default async function codebaseChat(t) {
   for (const line of DEF_TEXT) {
     if (!lastUser.includes(line)) throw new Error(`the request lacks the definition's line ${JSON.stringify(line)}: ${lastUser.slice(0, 1200)}`);
   }
-  if (!lastUser.includes(SPAN)) throw new Error(`the request does not name the source as ${SPAN}: ${lastUser.slice(0, 800)}`);
+  const numbered = new RegExp(`\\[(\\d+)\\] ${SPAN.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\n`).exec(lastUser);
+  if (!numbered) throw new Error(`the request does not name the source as [n] ${SPAN}: ${lastUser.slice(0, 800)}`);
+  const number = Number(numbered[1]); // what the answer cites it by
   checks.requestHasDefinition = `${SPAN} (${DEF_TEXT.length} lines) in the last user message`;
 
   // 3. The Sources list of the finished answer names the defining file, with the definition's name.
@@ -123,6 +126,13 @@ export default async function codebaseChat(t) {
   const citation = turn.locator(".markdown button.citation", { hasText: SPAN });
   if ((await citation.count()) !== 1) throw new Error(`the citation [${SPAN}] is not a link in the answer`);
   checks.inventedStruckOut = `${INVENTED} (${struckStyle.title})`;
+  // Numbered citations: [n] links the n-th source (the list shows the number), [9] names none of them.
+  if (number > 2) throw new Error(`the source ${SPAN} is number ${number}, not one the scripted answer cites ([1][2])`);
+  if (!squash(await source.textContent()).startsWith(`[${number}] `)) throw new Error(`the Sources list does not number ${SPAN} as [${number}]`);
+  const byNumber = turn.locator(".markdown button.citation", { hasText: `[${number}]` });
+  if ((await byNumber.count()) !== 1) throw new Error(`the citation [${number}] is not one link in the answer: ${(await turn.locator(".markdown").innerHTML()).slice(0, 800)}`);
+  const pastSources = turn.locator("del.citation-invented", { hasText: "[9]" });
+  if ((await pastSources.count()) !== 1) throw new Error("the citation [9] (past the sources) is not struck out");
 
   // 5. Accessibility of the new parts (and the rest of the panel) as they are now.
   const { violations } = await axeScan(doc);
@@ -157,6 +167,12 @@ export default async function codebaseChat(t) {
   since = Date.now();
   await citation.click();
   checks.citationOpensMs = await openedAt("click on the citation", DEF_LINE, since);
+  await page.keyboard.press("Control+End");
+  await waitFor("the cursor moved off the definition", async () => !(await cursorAt()).startsWith(`Ln ${DEF_LINE},`), 5000, 50);
+  await toMain();
+  since = Date.now();
+  await byNumber.click();
+  checks.numberedCitationOpensMs = await openedAt(`click on the citation [${number}]`, DEF_LINE, since);
 
   // 9. Kept with the conversation: a new chat, then this one again from the history.
   await frame.locator("#new").click();
@@ -174,7 +190,8 @@ export default async function codebaseChat(t) {
   checks.reopenedOpensMs = await openedAt("click on the source of the reopened conversation", DEF_LINE, since);
   checks.keptInHistory = "Sources list, citation link and strike-out rendered again from the saved turn; its source still opens";
   log(`codebase chat: sources shown ${checks.sourcesShownMs} ms after Enter (search ${checks.searchMs} ms), answered in ${checks.answeredMs} ms;`,
-    `open by click ${checks.clickOpensMs} ms, by keyboard ${checks.keyboardOpensMs} ms, by citation ${checks.citationOpensMs} ms; sources: ${checks.sources.join(" | ")}`);
+    `open by click ${checks.clickOpensMs} ms, by keyboard ${checks.keyboardOpensMs} ms, by citation ${checks.citationOpensMs} ms,`,
+    `by [${number}] ${checks.numberedCitationOpensMs} ms; sources: ${checks.sources.join(" | ")}`);
 
   await leaveAsFound(t, frame, DEFINING);
 }

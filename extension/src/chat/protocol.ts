@@ -28,7 +28,7 @@ export interface Turn {
   at?: number; // when the turn was sent or answered (ms since epoch)
   /** An answer: the workspace code its prompt held (the server searched the codebase), best first. */
   sources?: SourceRef[];
-  /** An answer: its `[path:L-L]` citations that name workspace files. */
+  /** An answer: what it cited that names workspace code (`[2]`: its 2nd source; `[path:L-L]`), in order. */
   citations?: SourceRef[];
   /** An answer: cited paths that name no workspace file (shown struck out). */
   inventedCitations?: string[];

@@ -1,6 +1,6 @@
 /**
  * Codebase answers: the workspace code a turn's prompt held (its sources, from `kestrel/chatSources`
- * and the result) and the `[path:L-L]` citations of its answer. Plain logic, no DOM and no `vscode`:
+ * and the result) and the citations of its answer (`[2]`, `[path:L-L]`). Plain logic, no DOM and no `vscode`:
  * the webview labels and links them with it, the host checks with it what the webview asks to open.
  */
 import type { Range, SourceRef } from "../protocol";
@@ -45,6 +45,23 @@ export function normalizePath(path: string): string {
  * backticks, lines 1-based with `-` or `–` between them.
  */
 export const CITATION = /\[`?([\p{L}\p{M}\p{N}_./\\-]+\.[A-Za-z0-9]{1,8})`?(?::(\d{1,7})(?:\s*[-–]\s*(\d{1,7}))?)?\]/gu;
+
+/**
+ * `[2]`, `[1, 3]`, `[1][2]`: the turn's numbered sources (the prompt numbers them in the order of its
+ * Sources list). The server's grammar (chat/codebase.py NUMBERED): not an index (`items[0]`) nor a link.
+ */
+export const NUMBERED = /(?<![\p{L}\p{N}_\])\[`'"])((?:\[\d{1,2}(?:\s*,\s*\d{1,2})*\])+)(?![(:])/gu;
+
+/** What each number of a `[1][2]` group is in this turn: its source's span, an invented number, or text. */
+export function resolveNumbered(group: string, refs: TurnRefs | undefined): { n: number; cited: Citation | undefined }[] {
+  return [...group.matchAll(/\d+/g)].map((m) => {
+    const n = Number(m[0]);
+    const ref = refs?.sources?.[n - 1];
+    if (ref) return { n, cited: { kind: "link", uri: ref.uri, range: ref.range, name: ref.name } };
+    const past = refs?.sources?.length && n > refs.sources.length;
+    return { n, cited: past || refs?.invented?.includes(`[${n}]`) ? { kind: "invented" } : undefined };
+  });
+}
 
 export type Citation =
   /** A span of a file the turn knows: opens `uri` at `range` (the cited lines). */

@@ -1,8 +1,8 @@
 """Codebase questions in chat: when a question needs code the conversation does not hold, the
 workspace index (context/codebase_index.py) finds it, the turn's last user message is given it
-within a token budget, the client is told the sources before the answer starts, and the answer's
-`[path:L-L]` citations are checked against the workspace afterwards (a path no file has is reported
-as invented, never offered as a link).
+within a token budget as numbered parts, the client is told the sources before the answer starts, and
+the answer's citations (`[2]`, `[path:L-L]`) are checked afterwards (a number past the sources or a
+path no file has is reported as invented, never offered as a link).
 Why: docs/design-notes.md#pyserverkestrelchatcodebasepy
 """
 
@@ -29,11 +29,16 @@ _FENCES = {".py": "python", ".pyi": "python", ".ts": "typescript", ".tsx": "tsx"
 # not define it (the caller the user has open) does not answer "where is it defined?".
 _DEFINED = (r"(?:\b(?:def|class|function|fn|func|interface|type|struct|enum|trait|const|let|var|module)\s+"
             r"(?:\([^)]*\)\s*)?{0}\b|^\s*{0}\s*[:=])")
-INSTRUCTION = ("Code from the workspace, found for this question (a search, so some of it may not matter). "
-               "Answer from it; when you use a part, cite it as [path:start-end].")
+# Numbered parts, cited by number: a small model copies `[2]` where it garbles or invents a path
+# (the 0.5B named a file that does not exist in 3 of its 13 path mentions), and a number names the exact
+# span the prompt held. `[path:L-L]` citations are still read (a capable model writes them unasked).
+INSTRUCTION = ("Code from the workspace, found for this question (a search, so some of it may not matter), "
+               "numbered. Answer from it; when you use a part, cite its number in brackets, as [1].")
 # Said again after the question: a small model follows what it read last (on the 0.5B, with the
 # instruction only before the code, 0 of 24 answers cited a file).
-REMINDER = "(Answer from the workspace code above; name each file you use as [path:start-end].)"
+REMINDER = "(Answer from the numbered workspace code above; cite each part you use by its number, as [1].)"
+# `[2]`, `[1, 3]`, `[1][2]` in prose; not an index (`items[0]`, `f()[1]`) nor a Markdown link (`[1](url)`, `[1]: url`)
+NUMBERED = re.compile(r"(?<![\w\])\[`'\"])((?:\[\d{1,2}(?:\s*,\s*\d{1,2})*\])+)(?![(:])")
 
 
 @dataclass(frozen=True)
@@ -137,9 +142,9 @@ def _fit(hit: Hit, budget: int) -> Source | None:
 
 def prompt_block(sources: list[Source]) -> str:
     parts = [INSTRUCTION]
-    for s in sources:
+    for n, s in enumerate(sources, 1):
         fence = _FENCES.get(Path(s.path).suffix.lower(), "")
-        parts.append(f"{s.path}:{s.start + 1}-{s.end + 1}\n```{fence}\n{s.text}\n```")
+        parts.append(f"[{n}] {s.path}:{s.start + 1}-{s.end + 1}\n```{fence}\n{s.text}\n```")
     return "\n\n".join(parts)
 
 
@@ -188,13 +193,30 @@ def unknown_paths(index: CodebaseIndex, answer: str) -> list[str]:
     return out
 
 
-def citations(index: CodebaseIndex, answer: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """The answer's `[path:L-L]` citations: those that name a workspace file (as SourceRefs), and
-    the paths that name none (invented)."""
+def citations(index: CodebaseIndex, answer: str, sources: list[Source] = ()) -> tuple[list[dict[str, Any]], list[str]]:
+    """The answer's citations: `[n]` (the turn's n-th source) and `[path:L-L]` that name a workspace
+    file, as SourceRefs, in the order written; and those that name none (invented: a path no file has,
+    a number past the sources)."""
+    prose = _FENCE.sub("", answer)
     found: list[dict[str, Any]] = []
     invented: list[str] = []
     seen: set[tuple] = set()
-    for match in CITATION.finditer(answer):
+
+    def add(ref: dict[str, Any]) -> None:
+        key = (ref["uri"], ref["range"]["start"]["line"], ref["range"]["end"]["line"])
+        if key not in seen:
+            seen.add(key)
+            found.append(ref)
+
+    cited = [(m.start(), m) for m in CITATION.finditer(prose)] + [(m.start(), m) for m in NUMBERED.finditer(prose)]
+    for _, match in sorted(cited, key=lambda c: c[0]):
+        if match.re is NUMBERED:
+            for number in (int(n) for n in re.findall(r"\d+", match.group(1))):
+                if 1 <= number <= len(sources):
+                    add(sources[number - 1].ref())
+                elif f"[{number}]" not in invented:
+                    invented.append(f"[{number}]")
+            continue
         path, first, last = match.group(1).replace("\\", "/"), match.group(2), match.group(3)
         file = index.has_file(path)
         if file is None:
@@ -203,11 +225,7 @@ def citations(index: CodebaseIndex, answer: str) -> tuple[list[dict[str, Any]], 
             continue
         start = max(int(first) - 1, 0) if first else 0
         end = max(int(last) - 1, start) if last else start
-        key = (str(file), start, end)
-        if key in seen:
-            continue
-        seen.add(key)
         root = index.workspace.root_of(file)
         rel = file.relative_to(root).as_posix() if root is not None else path
-        found.append(source_ref(file, rel, start, end))
+        add(source_ref(file, rel, start, end))
     return found, invented

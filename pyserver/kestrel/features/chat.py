@@ -52,7 +52,7 @@ class ChatFeature:
         if sources:
             result["sources"] = [s.ref() for s in sources]
         if sources or params.codebase:
-            result["citations"], result["inventedCitations"] = codebase.citations(core.codebase, result["text"])
+            result["citations"], result["inventedCitations"] = codebase.citations(core.codebase, result["text"], sources)
             result["inventedPaths"] = codebase.unknown_paths(core.codebase, result["text"])
         return protocol.from_wire(result, ChatResult)
 

@@ -2,14 +2,14 @@
  * Model output as HTML, safely and incrementally. Markdown is rendered by markdown-it with raw HTML
  * off (a model's `<script>` or `<img onerror>` shows as text), images off (no remote fetches),
  * links limited to http(s), and code highlighted by highlight.js (which escapes). Citations of
- * workspace code (`[models.py:10-12]`) become buttons that open the file when the turn knows that
- * file, and are struck out when the server found no such file. No DOM here: the webview inserts the
+ * workspace code (`[2]`, the turn's second source; `[models.py:10-12]`) become buttons that open the
+ * file when the turn knows it, and are struck out when it names no source or file. No DOM here: the webview inserts the
  * HTML strings, and the tests run this in node.
  */
 import markdownit, { type Env, type MarkdownIt, type Token } from "markdown-it";
 import hljs from "highlight.js/lib/common";
 import { blockTarget, isShellLang } from "../codeBlocks";
-import { CITATION, resolveCitation, sourceLabel, type SourceRef, type TurnRefs } from "../sources";
+import { CITATION, NUMBERED, resolveCitation, resolveNumbered, sourceLabel, type Citation, type SourceRef, type TurnRefs } from "../sources";
 
 /** What fence rendering needs besides the tokens (markdown-it passes `env` to every rule). */
 export interface RenderEnv extends Env {
@@ -19,7 +19,7 @@ export interface RenderEnv extends Env {
   lineOffset: number;
   /** A finished block gets its action buttons; the fence still streaming only its header. */
   finished: boolean;
-  /** The turn's sources and citations: what its `[path:L-L]` citations link to or strike out. */
+  /** The turn's sources and citations: what its `[2]` and `[path:L-L]` citations link to or strike out. */
   refs?: TurnRefs;
 }
 
@@ -49,18 +49,45 @@ function linkAttrs(uri: string, range: SourceRef["range"]): string {
   return `data-uri="${escapeHtml(uri)}" data-start="${range.start.line}" data-end="${range.end.line}"`;
 }
 
-/** One `[path:L-L]`: a button that opens the span, struck out when invented, else the text itself. */
-function renderCitation(raw: string, path: string, first: number | undefined, last: number | undefined, refs: TurnRefs | undefined): string {
-  const cited = resolveCitation(path, first, last, refs);
+/** A citation as the turn knows it: a button that opens the span, struck out when invented, else the text itself. */
+function citationHtml(raw: string, cited: Citation | undefined, title: string, missing: string): string {
   if (cited?.kind === "link") {
-    const where = first === undefined ? "" : first === last ? ` at line ${first}` : ` at lines ${first}-${last}`;
-    const title = `Open ${path}${where}${cited.name ? ` (${cited.name})` : ""}`;
-    return `<button type="button" class="source-link citation" ${linkAttrs(cited.uri, cited.range)} title="${escapeHtml(title)}">${escapeHtml(raw)}</button>`;
+    return `<button type="button" class="source-link citation" ${linkAttrs(cited.uri, cited.range)} title="${escapeHtml(title + (cited.name ? ` (${cited.name})` : ""))}">${escapeHtml(raw)}</button>`;
   }
   if (cited?.kind === "invented") {
-    return `<del class="citation-invented" title="not a file in this workspace">${escapeHtml(raw)}<span class="visually-hidden"> (not a file in this workspace)</span></del>`;
+    return `<del class="citation-invented" title="${missing}">${escapeHtml(raw)}<span class="visually-hidden"> (${missing})</span></del>`;
   }
   return escapeHtml(raw);
+}
+
+/** One `[path:L-L]`. */
+function renderCitation(raw: string, path: string, first: number | undefined, last: number | undefined, refs: TurnRefs | undefined): string {
+  const where = first === undefined ? "" : first === last ? ` at line ${first}` : ` at lines ${first}-${last}`;
+  return citationHtml(raw, resolveCitation(path, first, last, refs), `Open ${path}${where}`, "not a file in this workspace");
+}
+
+/** One `[1]` or `[1][2]` group: a button per number that names one of the turn's sources. */
+function renderNumbered(group: string, refs: TurnRefs | undefined): string {
+  const numbers = resolveNumbered(group, refs);
+  if (numbers.every((x) => !x.cited)) return escapeHtml(group);
+  return numbers
+    .map(({ n, cited }) => {
+      const title = cited?.kind === "link" ? `Open source ${n}: ${sourceLabel(refs!.sources![n - 1])}` : "";
+      return citationHtml(`[${n}]`, cited, title, "not one of this answer's sources");
+    })
+    .join("");
+}
+
+/** Prose without `[path:L-L]` citations, its numbered ones rendered. */
+function renderNumberedIn(text: string, refs: TurnRefs): string {
+  if (!refs.sources?.length && !refs.invented?.length) return escapeHtml(text);
+  let out = "";
+  let at = 0;
+  for (const m of text.matchAll(NUMBERED)) {
+    out += escapeHtml(text.slice(at, m.index)) + renderNumbered(m[0], refs);
+    at = m.index! + m[0].length;
+  }
+  return out + escapeHtml(text.slice(at));
 }
 
 /** Prose text with its citations rendered (escaped around them). */
@@ -71,10 +98,10 @@ export function renderCitations(text: string, refs: TurnRefs | undefined): strin
   for (const m of text.matchAll(CITATION)) {
     const first = m[2] === undefined ? undefined : Number(m[2]);
     const last = first === undefined ? undefined : Math.max(first, m[3] === undefined ? first : Number(m[3]));
-    out += escapeHtml(text.slice(at, m.index)) + renderCitation(m[0], m[1], first, last, refs);
+    out += renderNumberedIn(text.slice(at, m.index), refs) + renderCitation(m[0], m[1], first, last, refs);
     at = m.index! + m[0].length;
   }
-  return out + escapeHtml(text.slice(at));
+  return out + renderNumberedIn(text.slice(at), refs);
 }
 
 const CITATION_WHOLE = new RegExp(`^(?:${CITATION.source})$`, "u");
@@ -118,11 +145,12 @@ function insideLink(tokens: Token[], idx: number): boolean {
 
 /** The Sources list above an answer: the workspace code its prompt held, each a button that opens it. */
 export function sourcesHtml(sources: SourceRef[], searchMs?: number): string {
-  const items = sources.map((s) => {
+  const items = sources.map((s, i) => {
     const label = sourceLabel(s);
     const title = `Open ${label}${s.name ? ` (${s.name})` : ""}`;
     const name = s.name ? ` <span class="source-name">${escapeHtml(s.name)}</span>` : "";
-    return `<li><button type="button" class="source-link" ${linkAttrs(s.uri, s.range)} title="${escapeHtml(title)}"><span class="source-path">${escapeHtml(label)}</span>${name}</button></li>`;
+    // The number the answer cites it by ([1]: the prompt numbers its parts in this order).
+    return `<li><button type="button" class="source-link" ${linkAttrs(s.uri, s.range)} title="${escapeHtml(title)}"><span class="source-number">[${i + 1}]</span> <span class="source-path">${escapeHtml(label)}</span>${name}</button></li>`;
   });
   const ms = typeof searchMs === "number" && Number.isFinite(searchMs) ? ` data-search-ms="${Math.round(searchMs)}"` : "";
   return (

@@ -53,9 +53,9 @@ def test_the_line_probability_floor_is_a_fraction_off_at_zero():
     assert load_settings({"completion": {"minLineProbability": 0}}, environ=env).completion.min_line_probability == 0
 
 
-def test_speculative_drafts_are_off_unless_turned_on():
-    assert load_settings({}, environ={}).local.speculative is False
-    assert load_settings({"local": {"speculative": True}}, environ={}).local.speculative is True
+def test_speculative_drafts_are_on_unless_turned_off():
+    assert load_settings({}, environ={}).local.speculative is True
+    assert load_settings({"local": {"speculative": False}}, environ={}).local.speculative is False
 
 
 def test_unknown_nested_settings_are_ignored_not_fatal():

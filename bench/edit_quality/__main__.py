@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--md", default=None)
     p.add_argument("--tasks", default=None,
                    help="a file of task ids, one per line: only those (re-checking the tasks a change can affect; no markdown)")
-    p.add_argument("--speculative", action="store_true",
-                   help="the llama.cpp child with prompt-lookup drafts (kestrel.local.speculative on; both systems)")
+    p.add_argument("--speculative", action=argparse.BooleanOptionalAction, default=True,
+                   help="the llama.cpp child with prompt-lookup drafts, as kestrel.local.speculative (default on; both systems)")
     p.add_argument("--report-only", action="store_true")
     p.add_argument("--beside", action="append", default=[],
                    help="another model's edit-quality JSON, shown in the same tables of the markdown section")

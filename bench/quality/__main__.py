@@ -51,8 +51,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="comma-separated other systems to measure next to raw and kestrel: copilot (GitHub Copilot's "
                         "language server against a local stand-in for GitHub that forwards to the same llama.cpp "
                         "server; needs Node, see bench/peers; the whole run goes into an `unshare -rn` namespace)")
-    p.add_argument("--speculative", action="store_true",
-                   help="the llama.cpp child with prompt-lookup drafts (kestrel.local.speculative on; raw and "
+    p.add_argument("--speculative", action=argparse.BooleanOptionalAction, default=True,
+                   help="the llama.cpp child with prompt-lookup drafts, as kestrel.local.speculative (default on; raw and "
                         "Kestrel share that server, so both are affected alike)")
     p.add_argument("--report-only", action="store_true", help="re-render the table and markdown from the JSON")
     p.add_argument("--merge", default="",

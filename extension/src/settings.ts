@@ -111,7 +111,7 @@ export interface ServerSettings {
     enabled: boolean;
     model?: string;
     modelPath?: string;
-    speculative?: true; // sent only when turned on: the server's default is off
+    speculative?: false; // sent only when turned off: the server's default is on
   };
 }
 
@@ -247,7 +247,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
       enabled: bool(cfg, "local.enabled", true),
       ...(localModel ? { model: localModel } : {}),
       ...(modelPath ? { modelPath } : {}),
-      ...(bool(cfg, "local.speculative", false) ? { speculative: true as const } : {}),
+      ...(bool(cfg, "local.speculative", true) ? {} : { speculative: false as const }),
     },
   };
   const provider = str(cfg, "provider");

@@ -142,10 +142,10 @@ describe("the embedded model choice", () => {
     expect(buildServerSettings(cfg({})).local).toEqual({ enabled: true });
   });
 
-  it("forwards kestrel.local.speculative only when it is turned on", () => {
-    expect(buildServerSettings(cfg({ "local.speculative": true })).local).toEqual({ enabled: true, speculative: true });
-    expect(buildServerSettings(cfg({ "local.speculative": false })).local).toEqual({ enabled: true });
-    expect(buildServerSettings(cfg({ "local.speculative": "no" })).local).toEqual({ enabled: true });
+  it("forwards kestrel.local.speculative only when it is turned off", () => {
+    expect(buildServerSettings(cfg({ "local.speculative": false })).local).toEqual({ enabled: true, speculative: false });
+    expect(buildServerSettings(cfg({ "local.speculative": true })).local).toEqual({ enabled: true });
+    expect(buildServerSettings(cfg({ "local.speculative": "no" })).local).toEqual({ enabled: true }); // not a boolean: the default
   });
 });
 

@@ -169,7 +169,7 @@ def thread_count(threads: int | None) -> int:
 
 
 def prestart(model: LocalModel | None = None, n_ctx: int = 2048, threads: int | None = None,
-             speculative: bool = False) -> Launcher:
+             speculative: bool = True) -> Launcher:
     """Spawn a launcher now, before the settings are known (at process start, when the embedded model
     is likely to be used): its ~0.35 s of imports overlap Kestrel's own start and the editor's
     `initialize`. With `model` (the one the environment names, already on disk) it loads that too
@@ -204,13 +204,13 @@ def _take_prestarted(wanted: tuple[str, int, int, bool, bool]) -> Launcher | Non
 class LocalModelServer:
     def __init__(self, model: LocalModel, *, n_ctx: int = 2048, threads: int | None = None,
                  on_event: Callable[[str], None] | None = None, require_key: bool = True,
-                 speculative: bool = False) -> None:
+                 speculative: bool = True) -> None:
         """`require_key=False` is for benchmarks whose clients cannot be given the key (raw SDK
         clients, other Kestrel commits): any local user may then use the model, though still no
         one can take its port or pass for it."""
         self.model = model
         self.require_key = require_key
-        self.speculative = speculative  # prompt-lookup drafts (local/lookup_draft.py)
+        self.speculative = speculative  # drafts for answers (local/lookup_draft.py), on as in the settings
         self.n_ctx = n_ctx
         self.threads = thread_count(threads)
         self.port = 0

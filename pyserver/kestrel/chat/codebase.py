@@ -36,9 +36,10 @@ INSTRUCTION = ("Code from the workspace, found for this question (a search, so s
                "numbered. Answer from it; when you use a part, cite its number in brackets, as [1].")
 # Said again after the question: a small model follows what it read last (on the 0.5B, with the
 # instruction only before the code, 0 of 24 answers cited a file).
-# No literal `[1]` at its end: the 0.5B began 9 of 24 answers with "[1]" and then copied what follows
-# `[1]` in the prompt (the first source's header and code).
-REMINDER = "(Answer from the numbered workspace code above; cite the parts you use by their numbers in brackets.)"
+# It ends in the example `[1]`: without it the 0.5B cited less and named more files that do not exist (3 of
+# 24 answers grounded, 6 of 15 names invented, against 11 and 0 of 26); with it, some answers open by
+# quoting the first source (design notes).
+REMINDER = "(Answer from the numbered workspace code above; cite each part you use by its number, as [1].)"
 # `[2]`, `[1, 3]`, `[1][2]` in prose; not an index (`items[0]`, `f()[1]`) nor a Markdown link (`[1](url)`, `[1]: url`)
 NUMBERED = re.compile(r"(?<![\w\])\[`'\"])((?:\[\d{1,2}(?:\s*,\s*\d{1,2})*\])+)(?![(:])")
 

@@ -105,7 +105,7 @@ class LocalSettings:
     chat_codebase_tokens: int = 1200  # the code a chat question is given (its prompt is prefilled on a CPU)
     chat_max_tokens: int = 1024  # an answer on a CPU: ~30 s at most, and a runaway answer cannot hold the model
     # Drafts looked up in the prompt for answers (edits, chat), checked several tokens a pass: rewrites 0.58x as
-    # long, CanItEdit's edits 0.65x with as many fixed (design notes, lookup_draft.py).
+    # long, the edit eval's instructed edits 0.65x with as many fixed (design notes, lookup_draft.py).
     speculative: bool = True
 
 

@@ -71,6 +71,15 @@ def cache(tmp_path, monkeypatch):
     return folder
 
 
+def indexed(root: Path) -> CodebaseIndex:
+    """The workspace index of `root` alone, in memory, read once."""
+    workspace = WorkspaceIndex()
+    workspace.set_roots([str(root)])
+    index = CodebaseIndex(workspace, None)
+    index.refresh()
+    return index
+
+
 def env_with_cache(cache: Path) -> dict[str, str]:
     return clean_env(KESTREL_CACHE_DIR=str(cache))
 
@@ -195,10 +204,7 @@ def test_code_names_are_what_a_question_spells_as_code():
 
 def test_citations_name_files_of_the_workspace_only(tmp_path):
     root = project(tmp_path / "ws")
-    workspace = WorkspaceIndex()
-    workspace.set_roots([str(root)])
-    index = CodebaseIndex(workspace, None)
-    index.refresh()
+    index = indexed(root)
     found, invented = codebase.citations(index, "see [tasky/utils.py:5-10], [utils.py:7], [./.env:1] and [src/app.py:1-2]")
     assert [(c["path"], c["range"]["start"]["line"]) for c in found] == [("tasky/utils.py", 4), ("tasky/utils.py", 6)]
     assert invented == ["./.env", "src/app.py"]  # a secret file is not a citable workspace file either
@@ -206,10 +212,7 @@ def test_citations_name_files_of_the_workspace_only(tmp_path):
 
 def test_numbered_citations_name_the_turns_sources_and_code_indexes_are_not_citations(tmp_path):
     root = project(tmp_path / "ws")
-    workspace = WorkspaceIndex()
-    workspace.set_roots([str(root)])
-    index = CodebaseIndex(workspace, None)
-    index.refresh()
+    index = indexed(root)
     utils, models = root / "tasky" / "utils.py", root / "tasky" / "models.py"
     sources = [codebase.Source("tasky/utils.py", utils, 4, 9, "parse_due", "def parse_due..."),
                codebase.Source("tasky/models.py", models, 0, 3, "Task", "class Task...")]
@@ -225,10 +228,7 @@ def test_numbered_citations_name_the_turns_sources_and_code_indexes_are_not_cita
 
 def test_paths_written_as_inline_code_that_name_no_workspace_file_are_listed(tmp_path):
     root = project(tmp_path / "ws")
-    workspace = WorkspaceIndex()
-    workspace.set_roots([str(root)])
-    index = CodebaseIndex(workspace, None)
-    index.refresh()
+    index = indexed(root)
     answer = ("`parse_due` is in `tasky/utils.py` (and `utils.py`); dates live in `tasky/dates.py`, settings in "
               "`.env` and `config.toml`; `os.path` and `self.items` are no paths; [tasky/nowhere.py:3] is a citation.\n"
               "```python\n# `tasky/fenced.py` inside a code block\n```\nAlso `tasky/dates.py` again.")
@@ -273,10 +273,7 @@ def test_a_python_class_longer_than_the_split_is_cut_into_its_methods():
 
 def test_the_clients_attachment_labels_are_not_the_question_and_held_code_is_not_sent_again(tmp_path):
     root = project(tmp_path / "ws")
-    workspace = WorkspaceIndex()
-    workspace.set_roots([str(root)])
-    index = CodebaseIndex(workspace, None)
-    index.refresh()
+    index = indexed(root)
     labelled = [{"role": "user", "content": f"File tasky/utils.py:\n```python\n{UTILS}```\n\nWhat does this file do?"}]
     assert codebase.question_for(None, labelled, True) is None  # `tasky/utils.py` is a file name, not code
     outlined = [{"role": "user", "content": "Outline of tasky/utils.py (10 lines):\ndef parse_due 5-10\n\n"
@@ -355,10 +352,7 @@ def test_the_files_the_user_works_in_rank_first_among_equal_hits(tmp_path):
     for name in ("billing", "shipping"):
         (root / name).mkdir(parents=True)
         (root / name / "rates.py").write_text(f"def rate_table():\n    '''The {name} rate table.'''\n    return {{}}\n")
-    workspace = WorkspaceIndex()
-    workspace.set_roots([str(root)])
-    index = CodebaseIndex(workspace, None)
-    index.refresh()
+    index = indexed(root)
     question = "how is the rate table built?"
     assert {h.path for h in index.search(question)[:2]} == {"billing/rates.py", "shipping/rates.py"}
     for worked_in in ("billing/rates.py", "shipping/rates.py"):

@@ -45,7 +45,7 @@ async def _one(task: EditTask, system: str, rawc: RawChatFix, kest: EditSession,
 
 async def run(tasks: list[EditTask], *, model_path: str | None, logs: Path, counts: dict[str, Any],
               label: str, kestrel_src: str | None = None, progress: Callable[[str], None] = _say,
-              speculative: bool = False) -> dict[str, Any]:
+              speculative: bool = True) -> dict[str, Any]:
     """Every task through raw and Kestrel (which goes first alternates), scored by its tests."""
     from kestrel.local.runtime import LocalModelServer
 

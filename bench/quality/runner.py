@@ -73,7 +73,7 @@ async def evaluate(
     peers: tuple[str, ...] = (),
     progress: Callable[[str], None] = _say,
     lang: dict[str, dict[str, list[Any]]] | None = None,
-    speculative: bool = False,
+    speculative: bool = True,
 ) -> dict[str, Any]:
     """Run every task at every placement through raw, Kestrel and the `peers` ("copilot"), then
     the TypeScript / JavaScript / Go / Rust tasks in `lang` (lang_runner); return the records."""
@@ -234,7 +234,7 @@ async def run(
     languages: tuple[str, ...] = (),
     lang_full: bool = False,
     lang_sets: tuple[str, ...] = ("line", "block"),
-    speculative: bool = False,
+    speculative: bool = True,
 ) -> dict[str, Any]:
     """Plan, evaluate, summarize. The result has `records` (per task) next to the summary, and
     with `languages` a `languages` part (its own summary and records)."""

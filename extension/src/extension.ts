@@ -3,7 +3,8 @@
  *   serverLifecycle.ts  find (serverLocator.ts), start (languageClient.ts), restart and stop `kestrel-lsp`
  *   serverInstaller.ts  offer / run the install into a private environment
  *   statusBar.ts        the status bar item (statusView.ts renders it)
- *   inlineCompletions.ts the gates, trust check and timing around LSP inline completions
+ *   inlineCompletions.ts the gates, trust check and timing around LSP inline completions;
+ *   cursorRest.ts       where the cursor rests, for a local model to read ahead
  *   apiKey.ts           the API key in SecretStorage;  trust.ts  workspace trust
  *   commands.ts, quickPicks.ts  commands and menus;  chat/, edit/  the chat panel, inline and next edits
  */
@@ -16,6 +17,7 @@ import { config } from "./config";
 import { InlineEditController } from "./edit/inlineEdit";
 import { NextEditController } from "./edit/nextEdit";
 import { InlineCompletions } from "./inlineCompletions";
+import { CursorRest } from "./cursorRest";
 import { createLog } from "./log";
 import { Redactor } from "./redact";
 import { ServerInstaller } from "./serverInstaller";
@@ -66,6 +68,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     inlineEdits,
     new NextEditController(running, inlineEdits),
+    new CursorRest({
+      send: (params) => void lifecycle.notify("kestrel/cursor", params),
+      gates: () => completions.gates,
+      allowed: trust.allowedNow,
+      readAhead: () => config().get<boolean>("completion.readAhead", true),
+    }),
     ...registerCommands({ log, completions, apiKey, statusBar, server: lifecycle, installer, chat }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration("kestrel")) return;

@@ -207,9 +207,16 @@ export interface DiagnosticsResult {
   generationsStarted: number;
   preparedGenerations: number;
   preparedUsed: number;
+  readAheads: number;
+  readAheadsUsed: number;
 }
 
 // -- notifications --------------------------------------------------------------------------
+export interface CursorParams {
+  uri: string;
+  position: Position;
+}
+
 export interface SetApiKeyParams {
   apiKey?: string | null;
   provider?: string;
@@ -259,6 +266,7 @@ export interface KestrelRequests {
 /** Notifications the client sends: method → params. */
 export interface ClientNotifications {
   "kestrel/setApiKey": SetApiKeyParams;
+  "kestrel/cursor": CursorParams;
 }
 
 /** Notifications the server sends: method → params. */
@@ -287,6 +295,15 @@ export function request<M extends keyof KestrelRequests>(
   params: KestrelRequests[M]["params"],
 ): Promise<KestrelRequests[M]["result"]> {
   return client.sendRequest<KestrelRequests[M]["result"]>(method, params);
+}
+
+/** Send a `kestrel/*` notification, its params checked against the table above. */
+export function notify<M extends keyof ClientNotifications>(
+  client: { sendNotification(method: string, params: unknown): Promise<void> },
+  method: M,
+  params: ClientNotifications[M],
+): Promise<void> {
+  return client.sendNotification(method, params);
 }
 
 /** Listen to a `kestrel/*` notification, its params typed from the table above. */

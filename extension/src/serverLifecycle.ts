@@ -13,7 +13,7 @@ import { describeLaunch } from "./serverCommand";
 import { locateServer } from "./serverLocator";
 import { buildServerSettings, initializationOptions, needsRestart, type ServerSettings } from "./settings";
 import type { StatusBar } from "./statusBar";
-import { onNotification, request, type SetApiKeyParams } from "./protocol";
+import { notify, onNotification, request, type ClientNotifications, type SetApiKeyParams } from "./protocol";
 import { askModally } from "./serverQuestions";
 
 export interface ServerDeps {
@@ -183,6 +183,12 @@ export class ServerLifecycle {
     if (!client?.isRunning()) return;
     const params: SetApiKeyParams = key ? { apiKey: key.apiKey, provider: key.provider, baseUrl: key.baseUrl } : { apiKey: null };
     await client.sendNotification("kestrel/setApiKey", params);
+  }
+
+  /** A `kestrel/*` notification to the running server (dropped when none runs). */
+  async notify<M extends keyof ClientNotifications>(method: M, params: ClientNotifications[M]): Promise<void> {
+    const client = this.running();
+    if (client) await notify(client, method, params).catch(() => undefined);
   }
 
   /** The buttons on Kestrel's notifications. */

@@ -98,6 +98,8 @@ export interface ServerSettings {
     excludeGlobs: string[];
     repositoryContext: boolean;
     prepareNext: boolean;
+    /** A model on this machine reads the prompt where the cursor rests, before the first keystroke. */
+    readAhead: boolean;
     latencyBudgetMs: number;
     /** A one-line suggestion the model gives less than this joint probability is not shown (0: off). */
     minLineProbability: number;
@@ -236,6 +238,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
       excludeGlobs: strings(cfg, "completion.excludeGlobs"),
       repositoryContext: bool(cfg, "completion.repositoryContext", true),
       prepareNext: bool(cfg, "completion.prepareNext", true),
+      readAhead: bool(cfg, "completion.readAhead", true),
       latencyBudgetMs: int(cfg, "completion.latencyBudgetMs", 0, 0, 60000),
       minLineProbability: fraction(cfg, "completion.minLineProbability", 0.05),
     },

@@ -69,6 +69,9 @@ export class WorkspaceTrustGate {
     return this.asking;
   };
 
+  /** Code may go to the model now without a question (what a feature that must never ask checks). */
+  readonly allowedNow = (): boolean => this.ui.isTrusted() || this.allowed;
+
   /** Client middleware: a quick fix is only resolved (and the model called) with consent. */
   readonly resolveCodeAction: NonNullable<Middleware["resolveCodeAction"]> = async (item, token, next) =>
     (await this.mayUseCode("explicit")) ? next(item, token) : item;

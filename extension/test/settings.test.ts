@@ -30,6 +30,7 @@ describe("buildServerSettings", () => {
         "completion.debounceMs": 40,
         "completion.repositoryContext": false,
         "completion.prepareNext": false,
+        "completion.readAhead": false,
         "completion.latencyBudgetMs": 400,
         "completion.minLineProbability": 0.1,
         "chat.codebase": false,
@@ -53,6 +54,7 @@ describe("buildServerSettings", () => {
         excludeGlobs: ["**/secret/**"],
         repositoryContext: false,
         prepareNext: false,
+        readAhead: false,
         latencyBudgetMs: 400,
         minLineProbability: 0.1,
       },
@@ -70,7 +72,7 @@ describe("buildServerSettings", () => {
 
   it("never forwards client-only settings (the server rejects unknown completion keys)", () => {
     const s = buildServerSettings(cfg({ "completion.debounceMs": 100, "server.command": ["x"] }));
-    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "latencyBudgetMs", "maxLines", "maxTokens", "minLineProbability", "prepareNext", "repositoryContext"]);
+    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "latencyBudgetMs", "maxLines", "maxTokens", "minLineProbability", "prepareNext", "readAhead", "repositoryContext"]);
     expect(JSON.stringify(s)).not.toMatch(/debounce|server/);
   });
 

@@ -69,6 +69,10 @@ class CompletionSettings:
     # Once a suggestion's stream has ended, ask for what follows it while the user reads it, so the
     # next one is there when they accept (one more request per suggestion; unused ones are counted).
     prepare_next: bool = True
+    # Where the cursor comes to rest, a model on this machine reads the prompt of a suggestion there
+    # before the first keystroke (its first suggestion then waits for the cursor's line and what
+    # follows, not the whole prompt: completion/read_ahead.py). Remote models are never asked.
+    read_ahead: bool = True
     # The time a prompt read from scratch may take before the first token (ms; 0: no limit, the default:
     # on a CPU the cut costs the 0.5B more than it saves, see docs/design-notes.md). Kestrel learns the
     # endpoint's pace from its streams (while a budget is set) and cuts the windows above to fit
@@ -166,6 +170,7 @@ _CAMEL = {
     "chatCodebaseTokens": "chat_codebase_tokens",
     "chatMaxTokens": "chat_max_tokens",
     "prepareNext": "prepare_next",
+    "readAhead": "read_ahead",
     "latencyBudgetMs": "latency_budget_ms",
     "minLineProbability": "min_line_probability",
     "wsRotateSeconds": "ws_rotate_s",

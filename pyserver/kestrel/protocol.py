@@ -248,9 +248,19 @@ class DiagnosticsResult:
     generations_started: int
     prepared_generations: int  # what followed a shown suggestion, asked for before it was accepted
     prepared_used: int  # of those, taken by a request (the rest were not needed)
+    read_aheads: int  # prompts a local model read where the cursor rested, before a keystroke
+    read_aheads_used: int  # of those, begun by the next suggestion's prompt
 
 
 # -- notifications -----------------------------------------------------------------------
+@attrs.define(kw_only=True)
+class CursorParams:
+    """Where the cursor came to rest (the client sends it once it has stayed put, not per keystroke)."""
+
+    uri: str
+    position: Position
+
+
 @attrs.define(kw_only=True)
 class SetApiKeyParams:
     api_key: str | None = None  # null: forget the key(s) given for the endpoint named (or all)
@@ -341,6 +351,7 @@ DIAGNOSTICS = Request("kestrel/diagnostics", NoParams, DiagnosticsResult)
 COMPLETION_CONTEXT = Request("kestrel/completionContext", NoParams, CompletionContext)
 
 SET_API_KEY = Notification("kestrel/setApiKey", SetApiKeyParams, to_server=True, legacy=_set_api_key_legacy)
+CURSOR = Notification("kestrel/cursor", CursorParams, to_server=True)
 STATUS = Notification("kestrel/status", Status)
 CHAT_DELTA = Notification("kestrel/chatDelta", StreamDelta)
 CHAT_STEERED = Notification("kestrel/chatSteered", ChatSteeredParams)
@@ -353,7 +364,7 @@ AGENT_STEP = Notification("kestrel/agentStep", AgentStepParams)
 AGENT_REVIEW = Notification("kestrel/agentReview", AgentReviewParams)
 
 REQUESTS = (CHAT, STEER, STOP_CHAT, EDIT, NEXT_EDIT, GET_STATUS, DIAGNOSTICS, COMPLETION_CONTEXT, AGENT)
-NOTIFICATIONS = (SET_API_KEY, STATUS, CHAT_DELTA, CHAT_STEERED, CHAT_RESUMED, EDIT_STARTED, EDIT_DELTA,
+NOTIFICATIONS = (SET_API_KEY, CURSOR, STATUS, CHAT_DELTA, CHAT_STEERED, CHAT_RESUMED, EDIT_STARTED, EDIT_DELTA,
                  CHAT_SOURCES, AGENT_STEP, AGENT_REVIEW)
 
 

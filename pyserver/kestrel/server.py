@@ -212,6 +212,10 @@ def _register_kestrel_methods(server: KestrelLanguageServer) -> None:
     async def next_edit(ls: KestrelLanguageServer, params: protocol.NextEditParams) -> protocol.NextEditResult | None:
         return await ls.next_edit.suggest(params)
 
+    @on(protocol.CURSOR)
+    async def cursor(ls: KestrelLanguageServer, params: protocol.CursorParams) -> None:
+        await ls.completion.cursor_rested(params)
+
     @on(protocol.SET_API_KEY)
     def set_api_key(ls: KestrelLanguageServer, params: protocol.SetApiKeyParams) -> None:
         ls.core.host.set_api_key(protocol.to_wire(params))

@@ -29,6 +29,7 @@ from .generation import TAIL as _TAIL
 from .generation import CompletionObserver, Generation
 from .generation import pushed_indent as _pushed_indent
 from .pace import EndpointPace, Windows
+from .read_ahead import ReadAhead
 from .shape import opens_a_line, wants_multiline
 
 __all__ = ["CompletionInput", "CompletionObserver", "Generation", "InlineCompletionEngine"]
@@ -88,8 +89,10 @@ class InlineCompletionEngine:
         self.prepared_started = 0
         self.prepared_used = 0  # prepared generations a request adopted (the rest were not needed)
         self._requests = 0  # completion requests so far (a preparation waits for a quiet moment)
+        self.read_ahead = ReadAhead()
 
     def set_provider(self, provider: Provider | None) -> None:
+        self.read_ahead.cancel()
         for gen in [*self._live.values(), *self._prepared.values()]:
             gen.cancel()
         self._live.clear()
@@ -141,6 +144,25 @@ class InlineCompletionEngine:
         self._answers[key] = shown.text
         self._prepare_next(req, gen, cur, shown.text)
         return shown.text
+
+    def cursor_rested(self, req: CompletionInput) -> bool:
+        """The cursor came to rest at `req.cur` (no keystroke yet): have the model read the prompt of a
+        suggestion there now (read_ahead.py). Not while the model streams anything of ours, and not
+        where a prepared suggestion waits (after an accept the cursor rests at its place); a prepared
+        one elsewhere is given up (the user went elsewhere). True when a read started."""
+        if self.provider is None or self.provider.kind != "fim":
+            return False  # a fim prompt's prefix is what a server keeps; a chat prompt is not laid out so
+        for uri, gen in list(self._prepared.items()):
+            if uri == req.uri and gen.typed_since(req.cur.before, req.cur.after) is not None:
+                return False
+            self._prepared.pop(uri).cancel()
+        if any(g.live for g in self._live.values()):
+            return False  # a local server runs one stream at a time: this one is the user's
+        here = self._live.get(req.uri)
+        if here is not None and here.typed_since(req.cur.before, req.cur.after) is not None:
+            return False  # a suggestion was asked for here (the user paused typing): its prompt was read
+        asked = self._requests
+        return self.read_ahead.start(self.provider, self._prompt(req, req.cur), lambda: self._requests == asked)
 
     def _adopt_prepared(self, uri: str, cur: CursorText) -> Generation | None:
         """The prepared generation, once the cursor stands where it was prepared for (the suggestion
@@ -199,7 +221,25 @@ class InlineCompletionEngine:
     def _generation(self, req: CompletionInput, cur: CursorText, observer: CompletionObserver) -> Generation:
         assert self.provider is not None
         s = self.settings
-        at = cur
+        prompt = self._prompt(req, cur)
+        self.read_ahead.prompt_sent(prompt)
+        multiline = prompt.multiline
+        max_chars = (s.max_lines + 2) * 120 if multiline else 400
+        trusts_end = multiline and self._habit.ends_blocks
+        watched = multiline and not trusts_end and self._habit.watches()
+        gen = Generation(self.provider, prompt, cur, observer, max_chars, s.max_lines, trusts_end, watched, self._habit)
+        if s.latency_budget_ms > 0:
+            # The order the endpoint reads it in (context, prefix, suffix): what it kept from the last one is cheap.
+            read = self.pace.sent("".join(sn.path + sn.text for sn in prompt.snippets) + "\0" + prompt.prefix
+                                  + "\0" + prompt.suffix)
+            pace = self.pace
+            gen.task.add_done_callback(lambda _t: pace.record(read, gen.stats.ttft_ms))
+        return gen
+
+    def _prompt(self, req: CompletionInput, cur: CursorText) -> CompletionPrompt:
+        """What the model is asked at `cur`: the windows, the context, whether a block is wanted."""
+        assert self.provider is not None
+        s = self.settings
         if opens_a_line(cur.line_before, cur.line_after):
             cur = _opened(cur, _pushed_indent(cur))
         rest = cur.after.split("\n", 2)
@@ -211,7 +251,7 @@ class InlineCompletionEngine:
             cut = self.pace.cut(sent, s.latency_budget_ms)  # a slow endpoint: what it reads within the budget
             if cut is not None:
                 prefix, suffix, snippets = self._parts(req, cur, cut)
-        prompt = CompletionPrompt(
+        return CompletionPrompt(
             prefix=prefix,
             suffix=suffix,
             language=req.language,
@@ -223,17 +263,6 @@ class InlineCompletionEngine:
             # the chosen tokens' log probabilities, for confidence.unsure_line (fim streams carry them)
             top_logprobs=1 if self._floor(req.language) > 0 and self.provider.kind == "fim" else 0,
         )
-        max_chars = (s.max_lines + 2) * 120 if multiline else 400
-        trusts_end = multiline and self._habit.ends_blocks
-        watched = multiline and not trusts_end and self._habit.watches()
-        gen = Generation(self.provider, prompt, at, observer, max_chars, s.max_lines, trusts_end, watched, self._habit)
-        if budgeted:
-            # The order the endpoint reads it in (context, prefix, suffix): what it kept from the last one is cheap.
-            read = self.pace.sent("".join(sn.path + sn.text for sn in prompt.snippets) + "\0" + prompt.prefix
-                                  + "\0" + prompt.suffix)
-            pace = self.pace
-            gen.task.add_done_callback(lambda _t: pace.record(read, gen.stats.ttft_ms))
-        return gen
 
     @staticmethod
     def _parts(req: CompletionInput, cur: CursorText, w: Windows) -> tuple[str, str, tuple[Snippet, ...]]:
@@ -332,6 +361,7 @@ class InlineCompletionEngine:
             gen.keep_for_adoption(self.settings.adopt_grace_ms / 1000)
 
     async def aclose(self) -> None:
+        self.read_ahead.cancel()
         for gen in [*self._live.values(), *self._prepared.values()]:
             gen.cancel()
         self._live.clear()

@@ -10,9 +10,11 @@ import asyncio
 import dataclasses
 import logging
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 
+from .. import protocol
 from ..config import CompletionSettings, Settings
 from ..completion.engine import CompletionInput, InlineCompletionEngine
 from ..context.exclusion import uri_to_path
@@ -21,6 +23,7 @@ from ..context.repository import RepositoryContext
 from ..context.window import split_at
 from ..core import Core
 from ..providers.base import ProviderError
+from ..providers.openai_http import is_loopback
 from . import NotReady, model_ready
 
 log = logging.getLogger(__name__)
@@ -88,22 +91,7 @@ class InlineCompletionFeature:
             return None
         version = doc.version
         pos = params.position
-        cur = split_at(doc.source, pos.line, pos.character, core.documents.encoding())
-        shown_path = core.documents.path(uri)
-        if self._uses_repository(language):
-            await self.repository.ready(uri, Path(uri_to_path(uri)), doc.source, version, RESOLVE_WAIT_S)
-        request = CompletionInput(
-            uri=uri,
-            path=shown_path,
-            language=language,
-            cur=cur,
-            neighbors=lambda query, budget: self.neighbors.snippets(
-                query, core.documents.neighbor_candidates(uri, language, settings.exclude_globs), budget
-            ),
-            definitions=lambda window, budget: self._definitions(uri, language, shown_path, window, budget,
-                                                                 len(cur.before), cur.after),
-            repo=core.documents.repository(uri),
-        )
+        request = await self._input(uri, doc, pos)
         try:
             text = await self.engine.complete(request)
         except asyncio.CancelledError:
@@ -117,6 +105,41 @@ class InlineCompletionFeature:
             return None  # empty, or the document moved on while we waited: never show a stale item
         return types.InlineCompletionList(
             items=[types.InlineCompletionItem(insert_text=text, range=types.Range(start=pos, end=pos))]
+        )
+
+    async def cursor_rested(self, params: protocol.CursorParams) -> None:
+        """`kestrel/cursor`: the cursor rests here before a keystroke. A model on this machine reads the
+        prompt of a suggestion here meanwhile (completion/read_ahead.py); a remote one is not asked."""
+        core = self.core
+        host = core.host
+        settings = host.settings.completion
+        if not (settings.enabled and settings.read_ahead and is_loopback(host.settings.base_url)):
+            return
+        ready = await model_ready(core, params.uri)
+        if isinstance(ready, NotReady) or (ready.doc.language_id or "") in settings.disabled_languages:
+            return
+        self.engine.cursor_rested(await self._input(params.uri, ready.doc, params.position))
+
+    async def _input(self, uri: str, doc: Any, pos: types.Position) -> CompletionInput:
+        """What the engine needs to ask at `pos` of the open document `doc`."""
+        core = self.core
+        settings = core.host.settings.completion
+        language = doc.language_id or ""
+        cur = split_at(doc.source, pos.line, pos.character, core.documents.encoding())
+        shown_path = core.documents.path(uri)
+        if self._uses_repository(language):
+            await self.repository.ready(uri, Path(uri_to_path(uri)), doc.source, doc.version, RESOLVE_WAIT_S)
+        return CompletionInput(
+            uri=uri,
+            path=shown_path,
+            language=language,
+            cur=cur,
+            neighbors=lambda query, budget: self.neighbors.snippets(
+                query, core.documents.neighbor_candidates(uri, language, settings.exclude_globs), budget
+            ),
+            definitions=lambda window, budget: self._definitions(uri, language, shown_path, window, budget,
+                                                                 len(cur.before), cur.after),
+            repo=core.documents.repository(uri),
         )
 
     def _definitions(self, uri: str, language: str, shown_path: str, window: str, budget: int, cursor: int,
@@ -149,6 +172,9 @@ class InlineCompletionFeature:
             # What followed a shown suggestion, asked for before it was accepted; used: a request took it.
             "preparedGenerations": self.engine.prepared_started,
             "preparedUsed": self.engine.prepared_used,
+            # Prompts read where the cursor rested, before a keystroke; used: the next suggestion's prompt began with one.
+            "readAheads": self.engine.read_ahead.started,
+            "readAheadsUsed": self.engine.read_ahead.used,
         }
 
     async def aclose(self) -> None:

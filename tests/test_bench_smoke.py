@@ -91,6 +91,36 @@ def test_the_next_suggestion_section_and_check_render() -> None:
     assert not [c for c in checks(doc) if c["name"].startswith("next_suggestion")][0]["pass"]
 
 
+def test_the_first_at_spot_section_and_checks_render() -> None:
+    """`first_at_spot` needs the embedded model: its places are found here, and its report and checks
+    rendered from a result of the shape it writes."""
+    from bench.first_at_spot import MOVED_LINES, places
+    from bench.report import _first_at_spot_section, checks
+
+    spots = places(3)
+    assert len(spots) == 3 and len({p for p, _, _ in spots}) == 3
+    for path, line, indent in spots:
+        lines = path.read_text(encoding="utf-8").split("\n")
+        assert lines[line][indent:].strip() and lines[line + MOVED_LINES].strip()
+
+    def case(read: float, not_read: float, same: int = 12) -> dict:
+        return {"read_ms": {"n": 12, "p50": read, "p95": read * 2}, "not_read_ms": {"n": 12, "p50": not_read, "p95": not_read * 2},
+                "median_ratio": read / not_read, "same_text": same, "pairs": 12, "trials": {}}
+
+    result = {"places": ["h2/x.py:41"] * 12, "read_aheads": 48, "read_aheads_used": 36, "wall_s": 290.0, "cases": {
+        "pause 0.3 s": case(880, 1000), "pause 1.0 s": case(560, 1000), "pause 2.0 s": case(540, 950),
+        "moved away": case(1450, 1500)}}
+    doc = {"machine": {}, "config": {}, "benchmarks_run": ["first_at_spot"], "wall_seconds": {},
+           "results": {"first_at_spot": result}}
+    spot_checks = {c["name"]: c for c in checks(doc) if c["name"].startswith("first_at_spot")}
+    assert [c["pass"] for c in spot_checks.values()] == [True, True, True]
+    md = "\n".join(_first_at_spot_section(doc))
+    assert "| pause 2.0 s | 540 / 1080 | 950 / 1900 |" in md and "Reads started 48" in md
+    result["cases"]["moved away"] = case(1800, 1500)  # the read at the wrong place held the model up
+    result["cases"]["pause 2.0 s"] = case(540, 950, same=3)
+    assert [c["pass"] for c in checks(doc) if c["name"].startswith("first_at_spot")] == [True, False, False]
+
+
 def test_a_partial_run_is_merged_into_the_results_and_marked(tmp_path: Path) -> None:
     """bench.merge: the sections of a partial run replace those of bench/results.json, each marked
     with the date and commit it was re-run at; the checks are recomputed over the whole."""

@@ -113,7 +113,7 @@ class InlineCompletionFeature:
         core = self.core
         host = core.host
         settings = host.settings.completion
-        if not (settings.enabled and settings.read_ahead and is_loopback(host.settings.base_url)):
+        if not (settings.enabled and settings.read_ahead and is_loopback(host.effective.base_url)):
             return
         ready = await model_ready(core, params.uri)
         if isinstance(ready, NotReady) or (ready.doc.language_id or "") in settings.disabled_languages:

@@ -272,7 +272,7 @@ def _first_at_spot_section(fs: dict[str, Any], doc: dict[str, Any]) -> list[str]
         ("same text", lambda case, c: f"{c['same_text']}/{c['pairs']}"),
     ], list(fs["cases"].items()))
     L.append(f"\nReads started {fs['read_aheads']}, begun by the next suggestion's prompt {fs['read_aheads_used']} "
-             "(the rest: the user typed elsewhere, or the read had not reached the cursor's line).")
+             "(the rest: the user typed at another place than where the cursor had rested).")
     return L + [""]
 
 

@@ -22,7 +22,7 @@ import { log, sleep, waitFor } from "../lib/util.mjs";
 const QUESTION = "Send its code to the model?";
 const DECLINED = "nothing was sent to the model";
 /** Requests that carry code towards a model: none may reach the server before the user allows it. */
-const CODE_REQUESTS = ["textDocument/inlineCompletion", "codeAction/resolve", "workspace/executeCommand", "kestrel/chat", "kestrel/edit", "kestrel/nextEdit", "kestrel/steer"];
+const CODE_REQUESTS = ["textDocument/inlineCompletion", "codeAction/resolve", "workspace/executeCommand", "kestrel/chat", "kestrel/edit", "kestrel/nextEdit", "kestrel/steer", "kestrel/cursor"];
 
 /** The folder a stranger's repository would be; returns the marker files its code would create. */
 function writeHostileWorkspace(ws, attackerUrl) {

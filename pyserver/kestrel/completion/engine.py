@@ -145,13 +145,18 @@ class InlineCompletionEngine:
         self._prepare_next(req, gen, cur, shown.text)
         return shown.text
 
+    @property
+    def reads_ahead(self) -> bool:
+        """A fim prompt's prefix is what a server keeps; a chat prompt is not laid out so."""
+        return self.provider is not None and self.provider.kind == "fim"
+
     def cursor_rested(self, req: CompletionInput) -> bool:
         """The cursor came to rest at `req.cur` (no keystroke yet): have the model read the prompt of a
         suggestion there now (read_ahead.py). Not while the model streams anything of ours, and not
         where a prepared suggestion waits (after an accept the cursor rests at its place); a prepared
         one elsewhere is given up (the user went elsewhere). True when a read started."""
-        if self.provider is None or self.provider.kind != "fim":
-            return False  # a fim prompt's prefix is what a server keeps; a chat prompt is not laid out so
+        if not self.reads_ahead:
+            return False
         for uri, gen in list(self._prepared.items()):
             if uri == req.uri and gen.typed_since(req.cur.before, req.cur.after) is not None:
                 return False

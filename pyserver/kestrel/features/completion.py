@@ -113,10 +113,11 @@ class InlineCompletionFeature:
         core = self.core
         host = core.host
         settings = host.settings.completion
-        if not (settings.enabled and settings.read_ahead and is_loopback(host.effective.base_url)):
+        if not (settings.enabled and settings.read_ahead):
             return
         ready = await model_ready(core, params.uri)
-        if isinstance(ready, NotReady) or (ready.doc.language_id or "") in settings.disabled_languages:
+        if (isinstance(ready, NotReady) or (ready.doc.language_id or "") in settings.disabled_languages
+                or not (self.engine.reads_ahead and is_loopback(host.effective.base_url))):
             return
         self.engine.cursor_rested(await self._input(params.uri, ready.doc, params.position))
 

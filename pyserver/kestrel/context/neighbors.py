@@ -1,9 +1,10 @@
 """Snippets from other open documents that look like the code around the cursor.
 
 Copilot-style "neighbouring tabs": slide a window over each recently used document,
-score it by Jaccard similarity of identifiers against the lines just above the cursor,
+score it by Jaccard similarity of identifiers against the lines above the cursor's line,
 keep the best within the budget. Window token sets are cached per document version so a
-keystroke costs only set intersections.
+keystroke costs only set intersections; the cursor's own line is left out of the query so that
+typing along it never changes the snippets (they come before the prefix: the prompt cache holds).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class NeighborIndex:
         candidates: list[tuple[str, str, object, str]],  # (uri, path, version, text), most recent first
         budget_chars: int,
     ) -> tuple[Snippet, ...]:
-        query = frozenset(_IDENT.findall("\n".join(query_text.splitlines()[-WINDOW_LINES:])))
+        above = query_text[: query_text.rfind("\n") + 1]  # whole lines: not the one being typed
+        query = frozenset(_IDENT.findall("\n".join(above.splitlines()[-WINDOW_LINES:])))
         if not query or budget_chars <= 0:
             return ()
         scored: list[tuple[float, str, str]] = []

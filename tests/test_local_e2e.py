@@ -187,3 +187,22 @@ async def test_the_model_the_environment_names_loads_early_and_other_settings_re
             assert _gone(early) == replaced
         finally:
             await _ended(client)
+
+
+async def test_a_chat_about_a_file_longer_than_the_local_models_window_gets_an_answer_and_says_what_was_sent(tmp_path):
+    """The chat panel attaches the active file (up to 20,000 characters); the embedded model reads 2,048
+    tokens. The question gets an answer from the part of the file it names, and the result says what
+    was left out (llama.cpp streamed nothing at all for the whole prompt)."""
+    assert reason is None, reason
+    source = "".join(f"def helper_{i}(value):\n    \"\"\"Helper number {i}.\"\"\"\n    return value + {i}\n\n\n"
+                     for i in range(300))
+    source += "def parse_due(text):\n    \"\"\"The due date in `text` (YYYY-MM-DD), or None.\"\"\"\n    return text.strip()[:10] or None\n"
+    attached = f"File tasks.py (its first 20000 characters):\n```python\n{source[-20000:]}\n```"
+    messages = [{"role": "system", "content": "You are Kestrel, a concise coding assistant."},
+                {"role": "user", "content": f"{attached}\n\nWhat does parse_due return? One sentence."}]
+    async with kestrel({}, env=clean_env(KESTREL_LOCAL="1")) as client:
+        reply = await asyncio.wait_for(client.protocol.send_request_async("kestrel/chat", {"messages": messages}), 240)
+    assert not getattr(reply, "error", None) and reply.text.strip()
+    assert reply.trimmed.startswith("The model reads 2,048 tokens at most: File tasks.py (lines ")
+    n = source[-20000:].count("\n") + 1
+    assert reply.trimmed.endswith(f"-{n} of {n}) sent.")  # the lines the question names (the end), not the head

@@ -57,6 +57,18 @@ async def test_stalled_model_hits_the_deadline(mock):
         await still_serves(client, mock)
 
 
+async def test_a_chat_stream_that_ends_with_nothing_says_why_instead_of_answering_empty(mock):
+    """llama.cpp's server streams nothing at all, with no error, for a prompt longer than the model's
+    context window (the mock's "empty" fault). The turn fails with a reason, not with an empty answer."""
+    async with kestrel(mock_options(mock, maxRetries=0)) as client:
+        mock.configure(fault="empty", fault_count=1, text="an answer\n")
+        reply = await client.protocol.send_request_async("kestrel/chat", {"prompt": "What does this do?"})
+        assert reply.text == "" and "ended the answer without sending anything" in reply.error
+        assert "context window" in reply.error
+        again = await client.protocol.send_request_async("kestrel/chat", {"prompt": "And now?"})
+        assert again.text == "an answer\n" and not getattr(again, "error", None)
+
+
 async def test_model_down_is_offline_not_a_crash():
     opts = {"kestrel": {"provider": "chat", "baseUrl": "http://127.0.0.1:9/v1", "model": "m", "maxRetries": 0}}
     async with kestrel(opts) as client:

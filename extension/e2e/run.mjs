@@ -21,6 +21,7 @@ import latency from "./scenarios/latency.mjs";
 import toggle from "./scenarios/toggle.mjs";
 import repoContext from "./scenarios/repoContext.mjs";
 import readAhead from "./scenarios/readAhead.mjs";
+import chatFit from "./scenarios/chatFit.mjs";
 import chat from "./scenarios/chat.mjs";
 import quickFix from "./scenarios/quickFix.mjs";
 import quickFixTypeScript from "./scenarios/quickFixTypeScript.mjs";
@@ -47,7 +48,7 @@ import chatLatency from "./scenarios/chatLatency.mjs";
 
 // In this order: later scenarios start from the editor state the earlier ones leave
 // (untrustedWorkspace runs its own code-server and leaves the first one alone).
-const ALL = [ghostText, nextSuggestion, latency, toggle, chat, quickFix, quickFixTypeScript, inlineEdit, chatApply, chatQueue, chatContext, codebaseChat, agentChat, agentWrites, agentRun, chatMentions, chatFiles, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace, repoContext, readAhead];
+const ALL = [ghostText, nextSuggestion, latency, toggle, chat, quickFix, quickFixTypeScript, inlineEdit, chatApply, chatQueue, chatContext, chatFit, codebaseChat, agentChat, agentWrites, agentRun, chatMentions, chatFiles, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace, repoContext, readAhead];
 // Benchmarks (make bench) run only when named: they measure, they do not test.
 const BENCH_ONLY = [chatLatency];
 const ONLY = (process.env.KESTREL_E2E_ONLY || "").split(",").map((s) => s.trim()).filter(Boolean);

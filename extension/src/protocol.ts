@@ -69,6 +69,7 @@ export interface ChatResult {
   citations?: SourceRef[];
   inventedCitations?: string[];
   inventedPaths?: string[];
+  trimmed?: string;
 }
 
 export interface SteerParams {

@@ -108,6 +108,8 @@ export interface ServerSettings {
     codebase: boolean;
     /** An answer's output cap in tokens; 0: the model's own (the embedded model's is the server's). */
     maxTokens: number;
+    /** The model's context window when it is small (a server of your own); 0: not known. */
+    contextTokens: number;
   };
   local: {
     enabled: boolean;
@@ -245,6 +247,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
     chat: {
       codebase: bool(cfg, "chat.codebase", true),
       maxTokens: int(cfg, "chat.maxTokens", 0, 0, 32768),
+      contextTokens: int(cfg, "chat.contextTokens", 0, 0, 10_000_000),
     },
     local: {
       enabled: bool(cfg, "local.enabled", true),

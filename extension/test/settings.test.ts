@@ -35,6 +35,7 @@ describe("buildServerSettings", () => {
         "completion.minLineProbability": 0.1,
         "chat.codebase": false,
         "chat.maxTokens": 900,
+        "chat.contextTokens": 4096,
         "local.enabled": false,
         "server.python": "/usr/bin/python3",
       }),
@@ -58,7 +59,7 @@ describe("buildServerSettings", () => {
         latencyBudgetMs: 400,
         minLineProbability: 0.1,
       },
-      chat: { codebase: false, maxTokens: 900 },
+      chat: { codebase: false, maxTokens: 900, contextTokens: 4096 },
       local: { enabled: false },
     });
   });

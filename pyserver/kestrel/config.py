@@ -91,6 +91,10 @@ class ChatSettings:
     codebase: bool = True
     codebase_tokens: int = 6000  # budget for the code found, on a remote model
     max_tokens: int = 0  # an answer's output cap (0: the model's own); a local server may not stop when asked to
+    # The model's context window in tokens, when it is small (a server of your own: Ollama's and llama.cpp's
+    # defaults are 2,048-4,096); a conversation is then fitted into it (chat/fit.py). 0: not known (remote models'
+    # are far larger); the embedded model's is `local.context`.
+    context_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,7 @@ _CAMEL = {
     "codebaseTokens": "codebase_tokens",
     "chatCodebaseTokens": "chat_codebase_tokens",
     "chatMaxTokens": "chat_max_tokens",
+    "contextTokens": "context_tokens",
     "prepareNext": "prepare_next",
     "readAhead": "read_ahead",
     "latencyBudgetMs": "latency_budget_ms",

@@ -77,6 +77,7 @@ class ChatResult:
     citations: list[SourceRef] | None = None  # what the answer cited (`[2]`: the 2nd source; `[path:L-L]`), in order
     invented_citations: list[str] | None = None  # cited paths no workspace file has, numbers past the sources (`[9]`)
     invented_paths: list[str] | None = None  # paths written as inline code that name no workspace file (marked)
+    trimmed: str | None = None  # what was left out of the prompt to fit the model's context window, for the user
 
     @classmethod
     def refused(cls, turn_id: str, error: str) -> "ChatResult":

@@ -33,6 +33,8 @@ export interface Turn {
   /** An answer: cited paths that name no workspace file (shown struck out). */
   inventedCitations?: string[];
   inventedPaths?: string[];
+  /** An answer: what its prompt left out to fit the model's context window (the embedded model's 2,048 tokens). */
+  trimmed?: string;
   /** An agent's answer: what it did on the way, in order ("Read src/a.py", "You said: …"). */
   steps?: string[];
   /** An answer whose blocks went through Apply all: the files applied and left out, its checkpoint. */

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import protocol
 from ..context.excluded_text import message_text
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..chat import codebase
 
 INDEX_WAIT_S = 2.0
+ANSWER_TOKENS = 512  # of a small context window, kept for the answer (chat/fit.py)
 # Codebase search (chat/codebase.py) is imported by the first chat turn, not at the server's start
 # (docs/design-notes.md#pyserverkestrelcompiled_methodspy).
 
@@ -28,7 +29,7 @@ class ChatFeature:
         self.core = core
 
     async def turn(self, params: ChatParams) -> ChatResult:
-        from ..chat import codebase
+        from ..chat import codebase, fit
 
         core = self.core
         await core.host.wait_ready()
@@ -43,9 +44,15 @@ class ChatFeature:
         try:
             sources = await self._search(params, turn_id, messages)
             settings = core.host.settings
+            try:
+                fitted = self._fit(messages, sources)
+            except fit.DoesNotFit as exc:
+                return ChatResult.refused(turn_id, str(exc))
             cap = settings.local.chat_max_tokens if core.host.embedded.running else settings.chat.max_tokens
-            result = await core.chat_engine.turn(provider, turn_id, codebase.with_sources(messages, sources),
+            result = await core.chat_engine.turn(provider, turn_id, codebase.with_sources(fitted.messages, sources),
                                                  max_tokens=cap or None)
+            if fitted.note:
+                result["trimmed"] = f"The model reads {self._window():,} tokens at most: {fitted.note}."
         finally:  # also when the turn raised or was cancelled: the status bar must not stay busy
             core.status.busy = max(core.status.busy - 1, 0)
             core.status.publish()
@@ -55,6 +62,23 @@ class ChatFeature:
             result["citations"], result["inventedCitations"] = codebase.citations(core.codebase, result["text"], sources)
             result["inventedPaths"] = codebase.unknown_paths(core.codebase, result["text"])
         return protocol.from_wire(result, ChatResult)
+
+    def _window(self) -> int:
+        """The model's context window when it is known to be small (the embedded model's, or the
+        `chat.contextTokens` setting), else 0."""
+        host = self.core.host
+        return host.settings.local.context if host.embedded.running else host.settings.chat.context_tokens
+
+    def _fit(self, messages: list[dict], sources: list[codebase.Source]) -> Any:
+        """The conversation within the model's context window, the sources and the answer's room kept
+        (chat/fit.py); as it is when the window is not known (a remote model's is far larger)."""
+        from ..chat import codebase, fit
+
+        window = self._window()
+        if not window:
+            return fit.Fitted(messages)
+        added = fit.size(codebase.with_sources([{"role": "user", "content": ""}], sources)) if sources else 0
+        return fit.fit(messages, window - ANSWER_TOKENS - added)
 
     async def _search(self, params: ChatParams, turn_id: str, messages: list[dict]) -> list[codebase.Source]:
         """The workspace code this question needs (none when it needs none), announced to the client

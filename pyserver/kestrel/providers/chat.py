@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from typing import AsyncIterator
 
-from .base import CompletionPrompt, StreamStats
+from .base import CompletionPrompt, ProviderError, StreamStats
 from .openai_http import HttpProvider
 from .prompts import completion_messages
 from .reasoning import COMPLETION_EFFORT, chat_completions_effort, is_openai_reasoning_model
+
+
+# llama.cpp's Python server answers a prompt longer than the model's context window with a stream that
+# ends at once, empty and with no error (the same request unstreamed is a clear HTTP 400).
+NOTHING_BACK = ("the model's server ended the answer without sending anything or saying why; a prompt longer "
+                "than the model's context window does that on llama.cpp: attach less, or start a new chat")
 
 
 class ChatCompletionsProvider(HttpProvider):
@@ -52,7 +58,9 @@ class ChatCompletionsProvider(HttpProvider):
         client = self.http.client if retries else self.http.completion_client
         async with self.http.sse(client.chat.completions, **params) as events:
             calls: dict[int, dict] = {}
+            seen = False
             async for event in events:
+                seen = True
                 for choice in event.get("choices") or ():
                     delta = choice.get("delta") or {}
                     for part in delta.get("tool_calls") or ():
@@ -62,6 +70,8 @@ class ChatCompletionsProvider(HttpProvider):
                         stats.mark_delta()
                         yield text
             stats.tool_calls.extend(calls[k] for k in sorted(calls) if calls[k]["function"]["name"])
+            if not seen:
+                raise ProviderError(NOTHING_BACK)
 
 
 def _add_call_delta(calls: dict[int, dict], part: dict) -> None:

@@ -126,6 +126,12 @@ export function fillAssistant(article: HTMLElement, turn: Turn, md: MarkdownIt, 
       article.appendChild(retry);
     }
   }
+  if (turn.trimmed) {
+    const note = element("div", "notice trimmed", `ⓘ ${turn.trimmed}`);
+    note.setAttribute("role", "note");
+    note.title = "What the model's prompt left out: a larger model, or less attached, sends it all.";
+    article.appendChild(note);
+  }
   if (turn.stopped || turn.interrupted) {
     const notice = element("div", "notice", turn.stopped ? "stopped" : "interrupted");
     notice.title = turn.stopped ? "You stopped this answer; what had arrived is kept." : "The answer was cut off (the window reloaded); what had arrived is kept.";

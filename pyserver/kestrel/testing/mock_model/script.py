@@ -32,7 +32,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "steering": True,  # WebSocket response.steer support
     "max_lanes": 16,  # concurrently active WebSocket lanes per connection
     "max_pending_steers": 4,  # per active response
-    "fault": None,  # None|"drop"|"429"|"500"|"503"|"malformed"|"stall"|"refuse_ws"
+    "fault": None,  # None|"drop"|"429"|"500"|"503"|"malformed"|"stall"|"refuse_ws"|"empty" (a stream with no event)
     "fault_count": 1,  # how many requests get the fault (-1 = all)
     "fault_after": 2,  # tokens before a mid-stream fault (drop/malformed/stall)
     "retry_after": 1,  # seconds, for the "429" fault's retry-after header

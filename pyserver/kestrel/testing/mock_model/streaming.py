@@ -216,6 +216,10 @@ async def _stream(app: "MockModelApp", scope: dict, receive: Callable, send: Cal
                 ],
             }
         )
+        if plan.fault == "empty":  # what llama.cpp streams for a prompt longer than its context window
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            outcome = "completed"
+            return
         for fr in head:
             await write(fr)
         _, reason = await pump(st, plan, write_tok, interrupt, should_stop, on_fault)

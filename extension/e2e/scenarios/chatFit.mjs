@@ -1,0 +1,52 @@
+// A chat about a file longer than the model's context window (kestrel.chat.contextTokens, as a user of a
+// small local server sets it): the question names a function near the end of big.py, the file chip
+// attaches big.py. Checked in the request the model received (the function is there, the file's head
+// is not, the cut is said in the block) and on the answer (its note names what was sent). Leaves the
+// setting as it was, big.py deleted, a fresh chat and main.py.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { answered, chatFrame, chatRequests, leaveAsFound, openChat } from "../lib/chat.mjs";
+import { setMock } from "../lib/mock.mjs";
+import { log, waitFor } from "../lib/util.mjs";
+
+const QUESTION = "What does parse_due return? (fit check)";
+const ANSWER = "FIT ANSWER: the first ten characters.";
+
+export default async function chatFit(t) {
+  const { page, results, mockUrl, openFile } = t;
+  const big = path.join(t.dirs.ws, "big.py");
+  const lines = [];
+  for (let i = 0; i < 300; i++) lines.push(`def helper_${i}(value):`, `    return value + ${i}`, "", "");
+  lines.push("def parse_due(text):", "    return text.strip()[:10]", "");
+  fs.writeFileSync(big, lines.join("\n"));
+  t.writeSettings({ ...t.settings, "kestrel.chat.contextTokens": 1200 });
+  const frame = chatFrame(page);
+  if (!(await frame.locator("#input").isVisible())) await openChat(page);
+  await frame.locator("#new").click();
+  await openFile("big.py");
+  const fileChip = frame.locator('#chips .chip[data-kind="file"]');
+  await waitFor("the file chip to name big.py", async () => ((await fileChip.textContent()) || "").includes("big.py"), 15_000, 100);
+  if ((await fileChip.getAttribute("aria-pressed")) !== "true") await fileChip.click();
+  await setMock(mockUrl, { text: ANSWER, tps: 0, ttft_ms: 0, rules: [] });
+  // Until the setting reached the server, a question goes whole: ask until the request is fitted.
+  let sent = "";
+  await waitFor("a request fitted to 1,200 tokens", async () => {
+    await frame.locator("#input").fill(QUESTION);
+    await frame.locator("#input").press("Enter");
+    await answered(frame, ANSWER);
+    const asked = (await chatRequests(mockUrl)).filter((r) => r.messages.includes(QUESTION)).pop();
+    sent = String(asked.body.messages.filter((m) => m.role === "user").pop().content);
+    return !sent.includes("def helper_0(value)");
+  }, 60_000, 500);
+  if (!sent.includes("def parse_due(text):\n    return text.strip()[:10]")) throw new Error(`the fitted request lost parse_due: ${sent.slice(-800)}`);
+  if (!/… \(lines 1-\d+ not shown: the model's context window is full\)/.test(sent)) throw new Error(`the cut is not said in the block: ${sent.slice(0, 400)}`);
+  if (!sent.endsWith(QUESTION)) throw new Error("the question was cut");
+  const note = (await (await answered(frame, ANSWER)).locator(".notice.trimmed").textContent()) || "";
+  if (!/The model reads 1,200 tokens at most: File big\.py \(lines \d+-1203 of 1203\) sent\./.test(note)) throw new Error(`the answer's note: ${note}`);
+  results.checks.chatFit = { note, sentChars: sent.length };
+  log("chat fit:", note);
+
+  t.writeSettings(t.settings);
+  await leaveAsFound(t, frame, "big.py");
+  fs.rmSync(big);
+}

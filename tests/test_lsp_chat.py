@@ -120,3 +120,16 @@ async def test_the_answer_cap_setting_reaches_the_model(mock):
     async with kestrel(mock_options(mock)) as client:  # default: the model's own limit
         await client.protocol.send_request_async("kestrel/chat", {"prompt": "explain"})
         assert "max_tokens" not in mock.stats()["last_request"]
+
+
+@pytest.mark.parametrize("provider", ["chat", "responses", "responses-ws"])
+async def test_an_answer_cut_at_its_token_limit_says_so(mock, provider):
+    """The model wrote as many tokens as it was allowed: the answer may end mid-sentence, and the result
+    says so (the panel tells the user to ask for the rest); an answer that ended by itself does not."""
+    mock.configure(text=ANSWER)
+    async with kestrel(mock_options(mock, provider, chat={"maxTokens": 3})) as client:
+        cut = await client.protocol.send_request_async("kestrel/chat", {"prompt": "explain"})
+        assert cut.text and cut.text != ANSWER and cut.hitTokenLimit is True
+    async with kestrel(mock_options(mock, provider)) as client:
+        whole = await client.protocol.send_request_async("kestrel/chat", {"prompt": "explain"})
+        assert whole.text == ANSWER and getattr(whole, "hitTokenLimit", None) is None

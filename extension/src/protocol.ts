@@ -70,6 +70,7 @@ export interface ChatResult {
   inventedCitations?: string[];
   inventedPaths?: string[];
   trimmed?: string;
+  hitTokenLimit?: boolean;
 }
 
 export interface SteerParams {

@@ -78,6 +78,7 @@ class ChatResult:
     invented_citations: list[str] | None = None  # cited paths no workspace file has, numbers past the sources (`[9]`)
     invented_paths: list[str] | None = None  # paths written as inline code that name no workspace file (marked)
     trimmed: str | None = None  # what was left out of the prompt to fit the model's context window, for the user
+    hit_token_limit: bool | None = None  # True: the answer stopped at its token limit (it may end mid-sentence)
 
     @classmethod
     def refused(cls, turn_id: str, error: str) -> "ChatResult":

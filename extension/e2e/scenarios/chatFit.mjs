@@ -1,8 +1,9 @@
 // A chat about a file longer than the model's context window (kestrel.chat.contextTokens, as a user of a
 // small local server sets it): the question names a function near the end of big.py, the file chip
 // attaches big.py. Checked in the request the model received (the function is there, the file's head
-// is not, the cut is said in the block) and on the answer (its note names what was sent). Leaves the
-// setting as it was, big.py deleted, a fresh chat and main.py.
+// is not, the cut is said in the block) and on the answer (its note names what was sent); then with
+// kestrel.chat.maxTokens 3 an answer cut at its limit says so. Leaves the settings as they were,
+// big.py deleted, a fresh chat and main.py.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { answered, chatFrame, chatRequests, leaveAsFound, openChat } from "../lib/chat.mjs";
@@ -45,6 +46,22 @@ export default async function chatFit(t) {
   if (!/The model reads 1,200 tokens at most: File big\.py \(lines \d+-1203 of 1203\) sent\./.test(note)) throw new Error(`the answer's note: ${note}`);
   results.checks.chatFit = { note, sentChars: sent.length };
   log("chat fit:", note);
+
+  // An answer cut at its token limit (kestrel.chat.maxTokens 3) says so, and one that ended does not.
+  t.writeSettings({ ...t.settings, "kestrel.chat.maxTokens": 3 });
+  const LIMIT_Q = "Say it in full. (limit check)";
+  await setMock(mockUrl, { text: "one two three four five six seven", tps: 0, ttft_ms: 0, rules: [] });
+  let limited;
+  await waitFor("an answer cut at 3 tokens", async () => {
+    await frame.locator("#input").fill(LIMIT_Q);
+    await frame.locator("#input").press("Enter");
+    limited = await answered(frame, "one two");
+    return !((await limited.textContent()) || "").includes("seven");
+  }, 60_000, 500);
+  const limitNote = (await limited.locator(".notice.token-limit").textContent()) || "";
+  if (!limitNote.includes("stopped at its length limit")) throw new Error(`no length-limit notice on the cut answer: ${await limited.textContent()}`);
+  if ((await (await answered(frame, ANSWER)).locator(".notice.token-limit").count()) !== 0) throw new Error("a whole answer shows the length-limit notice");
+  results.checks.chatFit.tokenLimitNote = limitNote;
 
   t.writeSettings(t.settings);
   await leaveAsFound(t, frame, "big.py");

@@ -537,6 +537,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       if (result.inventedCitations?.length) turn.inventedCitations = result.inventedCitations;
       if (result.inventedPaths?.length) turn.inventedPaths = result.inventedPaths;
       if (result.trimmed) turn.trimmed = result.trimmed;
+      if (result.hitTokenLimit) turn.hitTokenLimit = true;
       if (recorder.steps.length) turn.steps = recorder.steps;
     } catch (err) {
       turn = { role: "assistant", text: recorder.received, error: String((err as Error)?.message ?? err) };

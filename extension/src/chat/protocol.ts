@@ -35,6 +35,8 @@ export interface Turn {
   inventedPaths?: string[];
   /** An answer: what its prompt left out to fit the model's context window (the embedded model's 2,048 tokens). */
   trimmed?: string;
+  /** An answer that stopped at its token limit (it may end mid-sentence). */
+  hitTokenLimit?: boolean;
   /** An agent's answer: what it did on the way, in order ("Read src/a.py", "You said: …"). */
   steps?: string[];
   /** An answer whose blocks went through Apply all: the files applied and left out, its checkpoint. */

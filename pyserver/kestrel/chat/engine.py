@@ -112,6 +112,8 @@ class ChatEngine:
             self._turns.pop(turn_id, None)
             deltas.flush()
         result.update(text=t.text, ttftMs=stats.ttft_ms, steers=t.steers, lastSegment=t.segment)
+        if stats.stop_reason == "length" and not result.get("stopped") and not result.get("error"):
+            result["hitTokenLimit"] = True  # the answer may end mid-sentence: the client says so
         if stats.tool_calls:
             result["toolCalls"] = list(stats.tool_calls)
         return result
@@ -123,8 +125,10 @@ class ChatEngine:
         have one (kept in `t.session`), else a plain chat stream."""
         steerable = getattr(provider, "steerable_chat", None)
         native_tools = bool(tools) and getattr(provider, "native_tools", False)
-        t.session = (steerable(t.history, stats, **({"tools": tools} if native_tools else {}))
-                     if steerable is not None and provider.native_steering else None)
+        extra: dict[str, Any] = {"tools": tools} if native_tools else {}
+        if max_tokens:
+            extra["max_tokens"] = max_tokens  # the answer's cap holds for a steerable stream too
+        t.session = (steerable(t.history, stats, **extra) if steerable is not None and provider.native_steering else None)
         if t.session is not None:
             return t.session
         opts: dict[str, Any] = {"deterministic": True} if deterministic else {}

@@ -300,7 +300,7 @@ class InlineCompletionEngine:
                                   model_ended=gen.model_ended, expect_end=gen.awaits_end and gen.trusts_end,
                                   braces=req.language in BRACE_LANGUAGES, lexis=lexis_of(req.language),
                                   asked_mid_line=bool(gen.line_before.strip()),
-                                  capped=gen.done and gen.error is None and gen.stats.stop_reason == "length")
+                                  capped=gen.done and gen.error is None and gen.stop_reason == "length")
                 shown = cut(gen.text[len(typed) :] if gen.text.startswith(typed) else "", seen, opts)
                 if gen.open_indent is not None and shown.text:
                     shown = Shown(shown.text.rstrip() + "\n" + gen.open_indent, shown.final)

@@ -22,6 +22,7 @@ from .shape import opens_a_line
 log = logging.getLogger(__name__)
 
 TAIL = 256  # characters of context that identify "the same place in the same document"
+CHAT_STYLE = frozenset({"chat", "responses", "responses-ws"})
 
 
 class CompletionObserver(Protocol):
@@ -71,6 +72,9 @@ class Generation:
         self._max_lines = max_lines
         self._habit = habit if prompt.multiline else None
         self._grace: asyncio.TimerHandle | None = None
+        # How the stream ended, as the cuts and the ending habit read it: not a chat-style stream's reason.
+        # Both were measured when only fim streams reported one (chat-style ones now do, for chat answers).
+        self._reasoned = getattr(provider, "kind", "") not in CHAT_STYLE
         self.task = asyncio.get_running_loop().create_task(self._run(provider, prompt))
 
     async def _run(self, provider: Provider, prompt: CompletionPrompt) -> None:
@@ -112,9 +116,13 @@ class Generation:
         return not self.done
 
     @property
+    def stop_reason(self) -> str | None:
+        return self.stats.stop_reason if self._reasoned else None
+
+    @property
     def model_ended(self) -> bool:
         """The model ended the text itself (not the token cap, not a failure or our cut)."""
-        return self.done and self.error is None and self.stats.stop_reason == "stop"
+        return self.done and self.error is None and self.stop_reason == "stop"
 
     @property
     def awaits_end(self) -> bool:

@@ -62,6 +62,8 @@ class ChatCompletionsProvider(HttpProvider):
             async for event in events:
                 seen = True
                 for choice in event.get("choices") or ():
+                    if choice.get("finish_reason"):
+                        stats.stop_reason = choice["finish_reason"]  # "length": cut at its token limit
                     delta = choice.get("delta") or {}
                     for part in delta.get("tool_calls") or ():
                         _add_call_delta(calls, part)

@@ -62,6 +62,10 @@ def text_of(event: dict, stats: StreamStats) -> str | None:
         if delta:
             stats.mark_delta()
         return delta
+    if kind in ("response.completed", "response.incomplete"):
+        details = (event.get("response") or {}).get("incomplete_details") or {}
+        stats.stop_reason = "length" if details.get("reason") == "max_output_tokens" else "stop"
+        return None
     if kind == "response.failed":
         err = ((event.get("response") or {}).get("error") or {}).get("message") or "unknown error"
         raise ProviderError(f"the model failed: {err}")

@@ -206,9 +206,10 @@ class ResponsesWebSocketProvider:
             if text:
                 yield text
 
-    def steerable_chat(self, messages: list[dict], stats: StreamStats, tools: list[dict] | None = None) -> "SteerableChat":
+    def steerable_chat(self, messages: list[dict], stats: StreamStats, tools: list[dict] | None = None,
+                       max_tokens: int | None = None) -> "SteerableChat":
         """A chat stream that can be redirected while it runs with the API's `response.steer`."""
-        params = responses_params(self.settings, messages, max_tokens=None, effort=self.settings.effort, tools=tools)
+        params = responses_params(self.settings, messages, max_tokens=max_tokens, effort=self.settings.effort, tools=tools)
         return SteerableChat(self, params, stats)
 
     async def events(self, params: dict, turn: "SteerableChat | None" = None) -> AsyncIterator[dict]:

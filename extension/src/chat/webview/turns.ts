@@ -132,6 +132,12 @@ export function fillAssistant(article: HTMLElement, turn: Turn, md: MarkdownIt, 
     note.title = "What the model's prompt left out: a larger model, or less attached, sends it all.";
     article.appendChild(note);
   }
+  if (turn.hitTokenLimit) {
+    const note = element("div", "notice token-limit", "ⓘ The answer stopped at its length limit: send “continue” for the rest.");
+    note.setAttribute("role", "note");
+    note.title = "The model wrote as many tokens as it was allowed (kestrel.chat.maxTokens, or what its context window left).";
+    article.appendChild(note);
+  }
   if (turn.stopped || turn.interrupted) {
     const notice = element("div", "notice", turn.stopped ? "stopped" : "interrupted");
     notice.title = turn.stopped ? "You stopped this answer; what had arrived is kept." : "The answer was cut off (the window reloaded); what had arrived is kept.";

@@ -183,6 +183,14 @@ export const COUNTER_TS = [
   "",
 ].join("\n");
 
+/** A file longer than the chat-fit scenario's context window (1,203 lines), its target function last. */
+export const FIT_BIG_PY = [
+  ...Array.from({ length: 300 }, (_, i) => [`def fit_helper_${i}(value):`, `    return value + ${i}`, "", ""]).flat(),
+  "def fit_check_target(text):",
+  "    return text.strip()[:10]",
+  "",
+].join("\n");
+
 /**
  * The workspace: main.py, the files for the quick-fix and inline-edit scenarios, PROJECT for
  * the chat scenarios (present from the start, so quick open finds them), and a `.env`.
@@ -194,6 +202,7 @@ export function writeWorkspace(dirs) {
   fs.writeFileSync(path.join(dirs.ws, "edit.py"), "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n");
   fs.writeFileSync(path.join(dirs.ws, "apply_target.py"), "A = 0\n");
   fs.writeFileSync(path.join(dirs.ws, "counter.ts"), COUNTER_TS);
+  fs.writeFileSync(path.join(dirs.ws, "fit_big.py"), FIT_BIG_PY);
   for (const [name, text] of Object.entries(PROJECT)) fs.writeFileSync(path.join(dirs.ws, name), text);
   fs.writeFileSync(path.join(dirs.ws, ".env"), `KESTREL_E2E_DOTENV=${DOTENV_SECRET}\n`);
   return mainPy;

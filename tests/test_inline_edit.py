@@ -103,6 +103,25 @@ async def test_edit_enclosing_function_returns_minimal_edits(mock):
         await wait_for(lambda: "".join(deltas).startswith("Sure!"), what="streamed preview")
 
 
+async def test_a_selection_too_long_for_a_small_models_window_is_refused_before_asking(mock):
+    """With a small context window (`chat.contextTokens`, as the embedded model's 2,048), a rewrite of a
+    selection that cannot fit its prompt and its answer is refused with the reason, and nothing is sent;
+    one that fits goes to the model as before."""
+    mock.configure(text=f"```python\n{REWRITE}\n```\n")
+    long_doc = SOURCE + "".join(f"\n\ndef helper_{i}(value):\n    return value + {i}" for i in range(120)) + "\n"
+    end = long_doc.count("\n")
+    async with kestrel(mock_options(mock, chat={"contextTokens": 1000})) as client:
+        open_doc(client, URI, long_doc)
+        refused = await client.protocol.send_request_async("kestrel/edit", {
+            "id": "big", "uri": URI, "instruction": "add type hints",
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": end, "character": 0}}})
+        assert refused.error.startswith(f"the selection ({end} lines) is too long for the model")
+        assert "reads 1,000 in all; select less" in refused.error
+        assert not mock.stats()["requests"].get("/v1/chat/completions")  # (GET /v1/models: the connection warm-up)
+        fits = await edit_area(client, "small", "use math.pi")
+        assert not getattr(fits, "error", None) and as_edits(fits)
+
+
 async def test_edit_rebases_when_the_user_types_above(mock):
     mock.configure(text=REWRITE, tps=25)
     async with kestrel(mock_options(mock)) as client:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..context.excluded_text import message_text
 from ..context.window import CHARS_PER_TOKEN
@@ -37,6 +38,12 @@ class Fitted:
         parts = [f"{n} earlier message{'s' if n > 1 else ''} left out" for n in [self.dropped_turns] if n]
         parts += [f"{c} sent" for c in self.cut]
         return "; ".join(parts) if parts else None
+
+
+def known_window(host: Any) -> int:
+    """The model's context window when it is known to be small (the embedded model's `local.context`,
+    or `chat.contextTokens` for a server of the user's own), else 0."""
+    return host.settings.local.context if host.embedded.running else host.settings.chat.context_tokens
 
 
 def tokens(text: str) -> int:

@@ -52,7 +52,7 @@ class ChatFeature:
             result = await core.chat_engine.turn(provider, turn_id, codebase.with_sources(fitted.messages, sources),
                                                  max_tokens=cap or None)
             if fitted.note:
-                result["trimmed"] = f"The model reads {self._window():,} tokens at most: {fitted.note}."
+                result["trimmed"] = f"The model reads {fit.known_window(core.host):,} tokens at most: {fitted.note}."
         finally:  # also when the turn raised or was cancelled: the status bar must not stay busy
             core.status.busy = max(core.status.busy - 1, 0)
             core.status.publish()
@@ -63,18 +63,12 @@ class ChatFeature:
             result["inventedPaths"] = codebase.unknown_paths(core.codebase, result["text"])
         return protocol.from_wire(result, ChatResult)
 
-    def _window(self) -> int:
-        """The model's context window when it is known to be small (the embedded model's, or the
-        `chat.contextTokens` setting), else 0."""
-        host = self.core.host
-        return host.settings.local.context if host.embedded.running else host.settings.chat.context_tokens
-
     def _fit(self, messages: list[dict], sources: list[codebase.Source]) -> Any:
         """The conversation within the model's context window, the sources and the answer's room kept
         (chat/fit.py); as it is when the window is not known (a remote model's is far larger)."""
         from ..chat import codebase, fit
 
-        window = self._window()
+        window = fit.known_window(self.core.host)
         if not window:
             return fit.Fitted(messages)
         added = fit.size(codebase.with_sources([{"role": "user", "content": ""}], sources)) if sources else 0

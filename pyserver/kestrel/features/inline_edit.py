@@ -49,6 +49,9 @@ class InlineEditFeature:
         text = doc.source
         job = EditJob(edit_id, text, doc.version, edit_target(text, params.range), instruction,
                       doc.language_id or "", core.documents.path(params.uri), ready.provider)
+        too_large = self._too_large(job)
+        if too_large:
+            return EditResult(id=edit_id, error=too_large)
         region = [(0, len(job.target.text), job.target.text)]
         core.notify(protocol.EDIT_STARTED.method, protocol.EditStartedParams(
             id=edit_id, edits=self._text_edits(text, job.target.start, region)))
@@ -56,6 +59,23 @@ class InlineEditFeature:
         if outcome.error:
             return EditResult(id=edit_id, error=outcome.error)
         return self._answer(params.uri, job, outcome)
+
+    def _too_large(self, job: EditJob) -> str | None:
+        """Why the region cannot be rewritten within a small model's context window (the prompt holds
+        it and its surroundings, the answer holds it again), or None."""
+        from ..chat import fit
+        from ..edits.inline_edit import edit_messages
+
+        window = fit.known_window(self.core.host)
+        if not window:
+            return None
+        needed = fit.size(edit_messages(job.text, job.target, job.instruction, job.language, job.path)) + fit.tokens(job.target.text)
+        if needed <= window:
+            return None
+        lines = job.target.text.count("\n") + 1
+        return (f"the selection ({lines} lines) is too long for the model: rewriting it takes about {needed:,} tokens "
+                f"(the code around it, the selection, then the answer) and it reads {window:,} in all; select less "
+                "(a function at a time), or use a model with a larger context window")
 
     def _answer(self, uri: str, job: EditJob, outcome: Rewrite) -> EditResult:
         """The rewrite as minimal edits against the document as it is now (the user may have typed)."""

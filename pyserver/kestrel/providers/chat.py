@@ -13,7 +13,7 @@ from .reasoning import COMPLETION_EFFORT, chat_completions_effort, is_openai_rea
 # llama.cpp's Python server answers a prompt longer than the model's context window with a stream that
 # ends at once, empty and with no error (the same request unstreamed is a clear HTTP 400).
 NOTHING_BACK = ("the model's server ended the answer without sending anything or saying why; a prompt longer "
-                "than the model's context window does that on llama.cpp: attach less, or start a new chat")
+                "than the model's context window does that on llama.cpp: send less")
 
 
 class ChatCompletionsProvider(HttpProvider):

@@ -1,7 +1,8 @@
 """Fitting a conversation into a model's context window (the embedded model reads 2,048 tokens).
 
 What gives way, in order: earlier turns (oldest first), then the code blocks of the last message,
-largest first, each cut to its first lines and a line saying how many were left out. The question
+largest first, each cut to the lines the question names (else its head), with lines saying which are
+left out. The question
 itself (the last message's text outside its code blocks) is never cut: a question that alone does not
 fit is refused with the reason. Sizes are estimated from characters (`CHARS_PER_TOKEN`, on the safe
 side for code); why: docs/design-notes.md#pyserverkestrelchatfitpy
@@ -30,7 +31,7 @@ class DoesNotFit(Exception):
 class Fitted:
     messages: list[dict]
     dropped_turns: int = 0
-    cut: list[str] = field(default_factory=list)  # "models.py (its first 40 of 300 lines)"
+    cut: list[str] = field(default_factory=list)  # "File models.py (lines 120-160 of 300)"
 
     @property
     def note(self) -> str | None:

@@ -182,7 +182,7 @@ export class ServerLifecycle {
     this.log.info(`API key ${key ? "changed" : "removed"}${client?.isRunning() ? "; updating the server" : ""}.`);
     if (!client?.isRunning()) return;
     const params: SetApiKeyParams = key ? { apiKey: key.apiKey, provider: key.provider, baseUrl: key.baseUrl } : { apiKey: null };
-    await client.sendNotification("kestrel/setApiKey", params);
+    await notify(client, "kestrel/setApiKey", params);
   }
 
   /** A `kestrel/*` notification to the running server (dropped when none runs). */

@@ -56,7 +56,7 @@ export class WorkspaceTrustGate {
 
   /** True in a trusted workspace, or once the user allowed it for this session; else asks (one question at a time). */
   readonly mayUseCode = (trigger: Trigger = "automatic"): Promise<boolean> => {
-    if (this.ui.isTrusted() || this.allowed) return Promise.resolve(true);
+    if (this.allowedNow()) return Promise.resolve(true);
     if (trigger === "automatic" && this.declined) return Promise.resolve(false);
     this.asking ??= Promise.resolve(this.ui.ask())
       .then((choice) => choice === ALLOW, () => false)

@@ -36,7 +36,8 @@ class Fitted:
     @property
     def note(self) -> str | None:
         """What was left out, for the user; None when nothing was."""
-        parts = [f"{n} earlier message{'s' if n > 1 else ''} left out" for n in [self.dropped_turns] if n]
+        n = self.dropped_turns
+        parts = [f"{n} earlier message{'s' if n > 1 else ''} left out"] if n else []
         parts += [f"{c} sent" for c in self.cut]
         return "; ".join(parts) if parts else None
 

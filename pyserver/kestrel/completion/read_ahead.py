@@ -84,7 +84,3 @@ class ReadAhead:
         if self._task is not None and not self._task.done():
             self._task.cancel()
         self._task = None
-
-    @property
-    def reading(self) -> bool:
-        return self._task is not None and not self._task.done()

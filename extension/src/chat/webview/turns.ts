@@ -127,16 +127,11 @@ export function fillAssistant(article: HTMLElement, turn: Turn, md: MarkdownIt, 
     }
   }
   if (turn.trimmed) {
-    const note = element("div", "notice trimmed", `ⓘ ${turn.trimmed}`);
-    note.setAttribute("role", "note");
-    note.title = "What the model's prompt left out: a larger model, or less attached, sends it all.";
-    article.appendChild(note);
+    article.appendChild(infoNote("trimmed", turn.trimmed, "What the model's prompt left out: a larger model, or less attached, sends it all."));
   }
   if (turn.hitTokenLimit) {
-    const note = element("div", "notice token-limit", "ⓘ The answer stopped at its length limit: send “continue” for the rest.");
-    note.setAttribute("role", "note");
-    note.title = "The model wrote as many tokens as it was allowed (kestrel.chat.maxTokens, or what its context window left).";
-    article.appendChild(note);
+    article.appendChild(infoNote("token-limit", "The answer stopped at its length limit: send “continue” for the rest.",
+      "The model wrote as many tokens as it was allowed (kestrel.chat.maxTokens, or what its context window left)."));
   }
   if (turn.stopped || turn.interrupted) {
     const notice = element("div", "notice", turn.stopped ? "stopped" : "interrupted");
@@ -146,6 +141,14 @@ export function fillAssistant(article: HTMLElement, turn: Turn, md: MarkdownIt, 
   const all = applyAllBlocks(blocksIn(article));
   if (all) article.appendChild(applyAllButton(all));
   if (turn.applied) article.appendChild(appliedRow(turn.applied));
+}
+
+/** A note under an answer about how it was made (`ⓘ text`, the detail as its tooltip). */
+function infoNote(kind: string, text: string, detail: string): HTMLElement {
+  const note = element("div", `notice ${kind}`, `ⓘ ${text}`);
+  note.setAttribute("role", "note");
+  note.title = detail;
+  return note;
 }
 
 /** After Apply all or the agent's changes: what was applied and left out, and Restore (the files as they were before). */

@@ -71,9 +71,9 @@ async def local_fim(model_path: str | None) -> AsyncIterator[tuple[Any, Any, Any
         await server.stop()
 
 
-async def _study(out: Path, model_path: str | None, held_out: bool, note: bool = False) -> None:
+async def _study(out: Path, model_path: str | None, held_out: bool, note: bool = False, judge: bool = False) -> None:
     from kestrel.context.window import line_span
-    from kestrel.edits import line_scan
+    from kestrel.edits import confidence, judge as second_reading, line_scan
     from kestrel.edits.inline_edit import Target, rewrite_problem
 
     from .scoring import EditScorer
@@ -94,15 +94,22 @@ async def _study(out: Path, model_path: str | None, held_out: bool, note: bool =
             seconds = time.perf_counter() - t0
             for rank, c in enumerate(found):
                 v = await scorer.verdict(task, text[:start] + c.apply(target.text) + text[end:])
-                rows.append({"set": task.set, "task": task.task_id, "rank": rank, "line": c.line,
-                             "old": target.text.split("\n")[c.line], "new": c.new_line, "tokens": c.tokens_changed,
-                             "margin": c.margin, "fixed": v.fixed, "harm": v.harm,
-                             "reordered": reordered(target.text.split("\n")[c.line], c.new_line)})
+                row = {"set": task.set, "task": task.task_id, "rank": rank, "line": c.line,
+                       "old": target.text.split("\n")[c.line], "new": c.new_line, "tokens": c.tokens_changed,
+                       "margin": c.margin, "fixed": v.fixed, "harm": v.harm,
+                       "reordered": reordered(target.text.split("\n")[c.line], c.new_line)}
+                if judge and c.margin is not None and c.margin >= confidence.MIN_MARGIN:
+                    t1 = time.perf_counter()
+                    row["judge"] = await second_reading.preference(provider, target.text, c.line, c.new_line,
+                                                                   "python", task.instruction)
+                    row["judge_s"] = round(time.perf_counter() - t1, 2)
+                rows.append(row)
             rows.append({"set": task.set, "task": task.task_id, "rank": -1, "candidates": len(found),
                          "seconds": round(seconds, 1)})
             print(f"{k + 1}/{len(tasks)} {task.task_id}: margins {[c.margin and round(c.margin, 2) for c in found]}",
                   file=sys.stderr, flush=True)
-    out.write_text(json.dumps({"model": model.name, "held_out": held_out, "note": note, "rows": rows}, indent=0) + "\n")
+    out.write_text(json.dumps({"model": model.name, "held_out": held_out, "note": note, "judge": judge, "rows": rows},
+                              indent=0) + "\n")
 
 
 def _clearing(candidates: list[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
@@ -134,7 +141,41 @@ def report(doc: dict[str, Any]) -> str:
                 split["one" if len(ok) == 1 else "several"][0 if ok[0]["fixed"] else 1] += 1
         for key, (fixed, wrong) in split.items():
             lines.append(f"| {name} | {key} | {fixed + wrong} | {fixed} | {wrong} |")
+    if doc.get("judge"):
+        lines += ["", _judge_table(found)]
     return "\n".join(lines)
+
+
+def _auc(right: list[float], wrong: list[float]) -> float | None:
+    """P(a right candidate's score > a wrong one's), ties counting half."""
+    if not right or not wrong:
+        return None
+    return sum((r > w) + 0.5 * (r == w) for r in right for w in wrong) / (len(right) * len(wrong))
+
+
+def _judge_table(found: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
+    """At ln 10, what the second reading (kestrel.edits.judge) would change: the first candidate is
+    offered only when the judge prefers it by more than τ (else the task goes to the rewrite), and
+    the AUC of its score against the tests among those first candidates."""
+    rows = ["The second reading at ln 10: the first candidate offered only when its judge score > τ (else the rewrite):",
+            "", "| set | τ | offered | fixed | wrong | sent on to the rewrite (fixed / wrong as slips) |", "|---|---|---|---|---|---|"]
+    aucs = []
+    for name in sorted(found):
+        firsts = [ok[0] for ok in (_clearing(c, math.log(10)) for c in found[name].values()) if ok]
+        firsts = [c for c in firsts if c.get("judge") is not None]
+        right = [c["judge"] for c in firsts if c["fixed"]]
+        wrong = [c["judge"] for c in firsts if not c["fixed"]]
+        auc = _auc(right, wrong)
+        aucs.append(f"{name}: AUC {auc:.2f} ({len(right)} right, {len(wrong)} wrong)" if auc is not None else f"{name}: -")
+        for tau in (None, -1.0, -0.5, 0.0, 0.5, 1.0):
+            kept = [c for c in firsts if tau is None or c["judge"] > tau]
+            gone = [c for c in firsts if c not in kept]
+            fixed = sum(bool(c["fixed"]) for c in kept)
+            gone_fixed = sum(bool(c["fixed"]) for c in gone)
+            label = "none" if tau is None else f"{tau:+.1f}"
+            rows.append(f"| {name} | {label} | {len(kept)} | {fixed} | {len(kept) - fixed} | "
+                        f"{gone_fixed} / {len(gone) - gone_fixed} |")
+    return "\n".join(rows + ["", "Judge scores against the tests (first candidates at ln 10): " + "; ".join(aucs)])
 
 
 def _reorder_table(found: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
@@ -172,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--held-out", action="store_true", help="the HumanEvalFix bugs outside the seeded sample")
     p.add_argument("--note", action="store_true", help="the scan sees the task's instruction (the bug report and the "
                    "pasted failure) as a comment above the function")
+    p.add_argument("--judge", action="store_true", help="ask the chat model which line is right for every candidate "
+                   "that clears the margin (kestrel.edits.judge)")
     p.add_argument("--report", default=None, help="only print the report of this JSON")
     args = p.parse_args(argv)
     if args.report:
@@ -181,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, args.kestrel_src)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    asyncio.run(_study(out, args.model_path, args.held_out, args.note))
+    asyncio.run(_study(out, args.model_path, args.held_out, args.note, args.judge))
     print(report(json.loads(out.read_text())))
     return 0
 

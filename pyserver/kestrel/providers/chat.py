@@ -36,10 +36,13 @@ class ChatCompletionsProvider(HttpProvider):
         self, messages: list[dict], stats: StreamStats, *, max_tokens: int | None = None,
         temperature: float | None = None, retries: bool = True, prediction: str | None = None,
         deterministic: bool = False, effort: str | None = None, tools: list[dict] | None = None,
+        top_logprobs: int = 0,
     ) -> AsyncIterator[str]:
         params: dict = {"model": self.model, "messages": messages}
         if tools:
             params["tools"] = tools
+        if top_logprobs:  # each answer token's alternatives land in `stats.tokens`
+            params["logprobs"], params["top_logprobs"] = True, top_logprobs
         # Chat turns and fixes use the configured effort (read per request: the picker changes it live).
         reasoning_effort = chat_completions_effort(self.model, effort or self.settings.effort)
         if reasoning_effort:
@@ -67,6 +70,8 @@ class ChatCompletionsProvider(HttpProvider):
                     delta = choice.get("delta") or {}
                     for part in delta.get("tool_calls") or ():
                         _add_call_delta(calls, part)
+                    if top_logprobs:
+                        _keep_logprobs(choice.get("logprobs"), stats)
                     text = delta.get("content")
                     if text:
                         stats.mark_delta()
@@ -74,6 +79,15 @@ class ChatCompletionsProvider(HttpProvider):
             stats.tool_calls.extend(calls[k] for k in sorted(calls) if calls[k]["function"]["name"])
             if not seen:
                 raise ProviderError(NOTHING_BACK)
+
+
+def _keep_logprobs(logprobs: dict | None, stats: StreamStats) -> None:
+    """Chat Completions' shape: `content`, one entry per token with its `top_logprobs` list."""
+    for entry in (logprobs or {}).get("content") or ():
+        top = {str(t.get("token")): float(t.get("logprob")) for t in entry.get("top_logprobs") or ()
+               if isinstance(t, dict) and t.get("logprob") is not None}
+        if isinstance(entry.get("token"), str) and top:
+            stats.tokens.append((entry["token"], top))
 
 
 def _add_call_delta(calls: dict[int, dict], part: dict) -> None:

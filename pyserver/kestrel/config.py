@@ -73,6 +73,9 @@ class CompletionSettings:
     # before the first keystroke (its first suggestion then waits for the cursor's line and what
     # follows, not the whole prompt: completion/read_ahead.py). Remote models are never asked.
     read_ahead: bool = True
+    # Keep what was learned about each endpoint's model (how it ends blocks, how fast it reads a prompt)
+    # in the user's private cache for the next start (completion/remembered.py); off: every start learns again.
+    remember_endpoints: bool = True
     # The time a prompt read from scratch may take before the first token (ms; 0: no limit, the default:
     # on a CPU the cut costs the 0.5B more than it saves, see docs/design-notes.md). Kestrel learns the
     # endpoint's pace from its streams (while a budget is set) and cuts the windows above to fit
@@ -176,6 +179,7 @@ _CAMEL = {
     "contextTokens": "context_tokens",
     "prepareNext": "prepare_next",
     "readAhead": "read_ahead",
+    "rememberEndpoints": "remember_endpoints",
     "latencyBudgetMs": "latency_budget_ms",
     "minLineProbability": "min_line_probability",
     "wsRotateSeconds": "ws_rotate_s",

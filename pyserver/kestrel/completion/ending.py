@@ -46,3 +46,11 @@ class EndingHabit:
 
     def record(self, ended: bool) -> None:
         self._ended.append(ended)
+
+    def snapshot(self) -> list[bool]:
+        return list(self._ended)
+
+    def restore(self, ended: object) -> None:
+        """Streams counted in an earlier run (remembered.py); anything but a list of booleans is ignored."""
+        if isinstance(ended, list) and all(isinstance(e, bool) for e in ended):
+            self._ended.extend(ended[-WINDOW:])

@@ -11,6 +11,7 @@ Once a stream has ended, what follows its suggestion is asked for while the user
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -24,6 +25,7 @@ from .confidence import unsure_line
 from .cuts import CutOptions, Shown, cut
 from .cuts.base import BRACE_LANGUAGES, lexis_of
 from .ending import EndingHabit
+from .remembered import Remembered
 from .name_guard import first_unbound_read
 from .generation import TAIL as _TAIL
 from .generation import CompletionObserver, Generation
@@ -83,6 +85,9 @@ class InlineCompletionEngine:
         self._answers: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # exact-position LRU
         self._habit = EndingHabit()  # of the current provider's model
         self.pace = EndpointPace()  # of the current provider's endpoint
+        self.remembered: Remembered | None = None  # both kept between starts, per endpoint (remembered.py)
+        self._endpoint = ""  # the current provider's key in `remembered`
+        self._saved_known = False  # the habit was saved once it became known
         # Per document: what follows the suggestion last shown, asked for before it is accepted.
         self._prepared: dict[str, Generation] = {}
         self.generations_started = 0
@@ -91,7 +96,9 @@ class InlineCompletionEngine:
         self._requests = 0  # completion requests so far (a preparation waits for a quiet moment)
         self.read_ahead = ReadAhead()
 
-    def set_provider(self, provider: Provider | None) -> None:
+    def set_provider(self, provider: Provider | None, endpoint: str = "") -> None:
+        """`endpoint`: the provider's key for what was learned about it in an earlier run (remembered.py)."""
+        self.remember()
         self.read_ahead.cancel()
         for gen in [*self._live.values(), *self._prepared.values()]:
             gen.cancel()
@@ -101,6 +108,24 @@ class InlineCompletionEngine:
         self._habit = EndingHabit()
         self.pace = EndpointPace()
         self.provider = provider
+        self._endpoint = endpoint if provider is not None else ""
+        if self._endpoint and self.remembered is not None:
+            learned = self.remembered.load(self._endpoint)
+            self._habit.restore(learned.get("ending"))
+            self.pace.restore(learned.get("pace"))
+        self._saved_known = self._habit.known
+
+    def remember(self) -> None:
+        """Keep what was learned about the current endpoint for the next start."""
+        if self._endpoint and self.remembered is not None and (self._habit.snapshot() or self.pace.snapshot()):
+            self.remembered.save(self._endpoint, {"ending": self._habit.snapshot(), "pace": self.pace.snapshot()},
+                                 time.time())
+
+    def _learned(self, _task: object) -> None:
+        """After a stream: once the ending habit becomes known, it is kept at once (not only at shutdown)."""
+        if not self._saved_known and self._habit.known:
+            self._saved_known = True
+            self.remember()
 
     @property
     def live_generations(self) -> int:
@@ -233,6 +258,8 @@ class InlineCompletionEngine:
         trusts_end = multiline and self._habit.ends_blocks
         watched = multiline and not trusts_end and self._habit.watches()
         gen = Generation(self.provider, prompt, cur, observer, max_chars, s.max_lines, trusts_end, watched, self._habit)
+        if watched:
+            gen.task.add_done_callback(self._learned)
         if s.latency_budget_ms > 0:
             # The order the endpoint reads it in (context, prefix, suffix): what it kept from the last one is cheap.
             read = self.pace.sent("".join(sn.path + sn.text for sn in prompt.snippets) + "\0" + prompt.prefix
@@ -366,6 +393,7 @@ class InlineCompletionEngine:
             gen.keep_for_adoption(self.settings.adopt_grace_ms / 1000)
 
     async def aclose(self) -> None:
+        self.remember()
         self.read_ahead.cancel()
         for gen in [*self._live.values(), *self._prepared.values()]:
             gen.cancel()

@@ -63,6 +63,18 @@ class EndpointPace:
         if ttft_ms is not None and ttft_ms >= 0:
             self._samples.append((read_tokens, ttft_ms))
 
+    def snapshot(self) -> list[list[float]]:
+        return [[n, ms] for n, ms in self._samples]
+
+    def restore(self, samples: object) -> None:
+        """Samples of an earlier run (remembered.py); anything but pairs of non-negative numbers is ignored."""
+        if not isinstance(samples, list):
+            return
+        for pair in samples[-SAMPLES:]:
+            if (isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                                  and 0 <= v < 1e9 for v in pair)):
+                self._samples.append((float(pair[0]), float(pair[1])))
+
     def fit(self) -> tuple[float, float] | None:
         """(fixed ms, ms per token read), or None until the samples span enough prompt sizes."""
         from statistics import median  # here, not at the server's start (with fractions and decimal, ~3 ms)

@@ -39,7 +39,7 @@ class Core:
         self.documents = Documents(server)
         self.chat_engine = ChatEngine(self.notify)  # streams, steers and stops chat turns and inline edits
         self.workspace = WorkspaceIndex(self._open_text)  # the user's code, outlined (completion context)
-        self.codebase = CodebaseIndex(self.workspace, _index_cache)  # the user's code, searchable (chat)
+        self.codebase = CodebaseIndex(self.workspace, lambda: private_cache("index"))  # the user's code, searchable (chat)
         self._scan_stop = threading.Event()
         self._scan: asyncio.Future | None = None
         self._rescan = False  # the folders changed during a scan: scan again when it ends
@@ -195,13 +195,13 @@ class Core:
         self.codebase.close()
 
 
-def _index_cache() -> Path | None:
-    """The private folder that keeps each workspace's codebase index; None (in memory) when it
-    cannot be made private."""
+def private_cache(name: str) -> Path | None:
+    """A private folder in Kestrel's cache (`index`: each workspace's codebase index; `endpoints`: what
+    completions learned about each endpoint); None (kept in memory only) when it cannot be made private."""
     try:
-        return local_cache.private_dir(models_cache_dir().parent / "index")
+        return local_cache.private_dir(models_cache_dir().parent / name)
     except (local_cache.UnsafeCache, OSError) as exc:
-        log.warning("the codebase index is kept in memory: %s", exc)
+        log.warning("Kestrel's %s is kept in memory: %s", name, exc)
         return None
 
 

@@ -21,7 +21,8 @@ from ..context.exclusion import uri_to_path
 from ..context.neighbors import NeighborIndex
 from ..context.repository import RepositoryContext
 from ..context.window import split_at
-from ..core import Core
+from ..completion.remembered import Remembered, endpoint_key
+from ..core import Core, private_cache
 from ..providers.base import ProviderError
 from ..providers.openai_http import is_loopback
 from . import NotReady, model_ready
@@ -53,6 +54,7 @@ class InlineCompletionFeature:
     def __init__(self, core: Core) -> None:
         self.core = core
         self.engine = InlineCompletionEngine(core.host.settings.completion, core.status)
+        self._remembered_folder = False  # the engine's `remembered` is set with the first provider
         self.neighbors = NeighborIndex()
         self.repository = RepositoryContext(core.workspace)
         self._logged: object = None  # the repository context last written to the log
@@ -63,7 +65,19 @@ class InlineCompletionFeature:
         host = self.core.host
         self.engine.settings = completion_settings(host.settings, host.embedded.running)
         if self.engine.provider is not host.provider:
-            self.engine.set_provider(host.provider)  # drops streams of the old provider
+            if not self._remembered_folder and host.provider is not None and host.settings.completion.remember_endpoints:
+                self._remembered_folder = True
+                self.engine.remembered = Remembered(private_cache("endpoints"))
+            self.engine.set_provider(host.provider, self._endpoint())  # drops streams of the old provider
+
+    def _endpoint(self) -> str:
+        """The current provider's key for what completions learned about it (completion/remembered.py)."""
+        provider = self.core.host.provider
+        if provider is None:
+            return ""
+        settings = getattr(provider, "settings", None)
+        return endpoint_key(provider.kind, str(getattr(provider, "model", "")), getattr(settings, "base_url", None),
+                            self.core.host.embedded.running)
 
     def _uses_repository(self, language: str) -> bool:
         return self.core.host.settings.completion.repository_context and language in REPOSITORY_LANGUAGES

@@ -73,7 +73,9 @@ async def local_fim(model_path: str | None) -> AsyncIterator[tuple[Any, Any, Any
 
 async def _study(out: Path, model_path: str | None, held_out: bool, note: bool = False, judge: bool = False) -> None:
     from kestrel.context.window import line_span
-    from kestrel.edits import confidence, judge as second_reading, line_scan
+    from kestrel.edits import confidence, line_scan
+
+    from . import judge as second_reading
     from kestrel.edits.inline_edit import Target, rewrite_problem
 
     from .scoring import EditScorer
@@ -154,7 +156,7 @@ def _auc(right: list[float], wrong: list[float]) -> float | None:
 
 
 def _judge_table(found: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
-    """At ln 10, what the second reading (kestrel.edits.judge) would change: the first candidate is
+    """At ln 10, what the second reading (bench/edit_quality/judge.py) would change: the first candidate is
     offered only when the judge prefers it by more than τ (else the task goes to the rewrite), and
     the AUC of its score against the tests among those first candidates."""
     rows = ["The second reading at ln 10: the first candidate offered only when its judge score > τ (else the rewrite):",
@@ -214,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--note", action="store_true", help="the scan sees the task's instruction (the bug report and the "
                    "pasted failure) as a comment above the function")
     p.add_argument("--judge", action="store_true", help="ask the chat model which line is right for every candidate "
-                   "that clears the margin (kestrel.edits.judge)")
+                   "that clears the margin (bench/edit_quality/judge.py)")
     p.add_argument("--report", default=None, help="only print the report of this JSON")
     args = p.parse_args(argv)
     if args.report:

@@ -1,14 +1,14 @@
 """A second reading of a line-scan slip, by the chat model: the region with that line left out, the
 line as written and the slip as two choices, asked in both orders so that a small model's favourite
 letter cancels out. `preference` is the mean log-odds it gives the slip (> 0: the slip).
-Why, and what it did on real bugs: docs/design-notes.md#pyserverkestreleditsjudgepy
+Tried and not adopted (AUC 0.40 on held-out bugs): docs/design-notes.md#benchedit_qualityjudgepy
 """
 
 from __future__ import annotations
 
 from contextlib import aclosing
 
-from ..providers.base import Provider, StreamStats
+from kestrel.providers.base import Provider, StreamStats
 
 SYSTEM = "You review code. Answer with one letter."
 HOLE = "<missing line>"

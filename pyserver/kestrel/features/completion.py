@@ -54,7 +54,6 @@ class InlineCompletionFeature:
     def __init__(self, core: Core) -> None:
         self.core = core
         self.engine = InlineCompletionEngine(core.host.settings.completion, core.status)
-        self._remembered_folder = False  # the engine's `remembered` is set with the first provider
         self.neighbors = NeighborIndex()
         self.repository = RepositoryContext(core.workspace)
         self._logged: object = None  # the repository context last written to the log
@@ -65,9 +64,9 @@ class InlineCompletionFeature:
         host = self.core.host
         self.engine.settings = completion_settings(host.settings, host.embedded.running)
         if self.engine.provider is not host.provider:
-            if not self._remembered_folder and host.provider is not None and host.settings.completion.remember_endpoints:
-                self._remembered_folder = True
-                self.engine.remembered = Remembered(private_cache("endpoints"))
+            remember = host.provider is not None and host.settings.completion.remember_endpoints
+            self.engine.remember()  # what was learned about the old one, while the setting still allowed it
+            self.engine.remembered = Remembered(private_cache("endpoints")) if remember else None
             self.engine.set_provider(host.provider, self._endpoint())  # drops streams of the old provider
 
     def _endpoint(self) -> str:

@@ -69,8 +69,8 @@ def test_another_local_user_cannot_read_the_index(tmp_path):
     cache.chmod(0o755)
     env = {**os.environ, "KESTREL_CACHE_DIR": str(cache)}
     script = ("from pathlib import Path\nfrom kestrel.context.workspace_index import WorkspaceIndex\n"
-              "from kestrel.core import _index_cache\nfrom kestrel.context.codebase_index import CodebaseIndex\n"
-              f"w = WorkspaceIndex(); w.set_roots([{str(ws)!r}]); i = CodebaseIndex(w, _index_cache()); i.refresh()\n"
+              "from kestrel.core import private_cache\nfrom kestrel.context.codebase_index import CodebaseIndex\n"
+              f"w = WorkspaceIndex(); w.set_roots([{str(ws)!r}]); i = CodebaseIndex(w, private_cache(\"index\")); i.refresh()\n"
               "print(i.search('where is `charge`?')[0].path)\n")
     done = subprocess.run([os.sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "billing.py", done.stderr

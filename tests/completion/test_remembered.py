@@ -47,9 +47,8 @@ def _session(folder, runs, key="k1", remember=True):
 
     async def go():
         engine = InlineCompletionEngine(CompletionSettings(latency_budget_ms=500), Quiet())
-        engine.remembered = Remembered(folder) if remember else None
         model = RunsOn()
-        engine.set_provider(model, key)
+        engine.set_provider(model, key, Remembered(folder) if remember else None)
         sent = []
         for _ in range(runs):
             engine.forget(req.uri)

@@ -96,9 +96,11 @@ class InlineCompletionEngine:
         self._requests = 0  # completion requests so far (a preparation waits for a quiet moment)
         self.read_ahead = ReadAhead()
 
-    def set_provider(self, provider: Provider | None, endpoint: str = "") -> None:
-        """`endpoint`: the provider's key for what was learned about it in an earlier run (remembered.py)."""
+    def set_provider(self, provider: Provider | None, endpoint: str = "", remembered: Remembered | None = None) -> None:
+        """`endpoint`: the provider's key in `remembered`, where what was learned about it in an earlier run
+        is kept (remembered.py; None: nothing is kept). What was learned about the old one is saved first."""
         self.remember()
+        self.remembered = remembered
         self.read_ahead.cancel()
         for gen in [*self._live.values(), *self._prepared.values()]:
             gen.cancel()

@@ -65,9 +65,9 @@ class InlineCompletionFeature:
         self.engine.settings = completion_settings(host.settings, host.embedded.running)
         if self.engine.provider is not host.provider:
             remember = host.provider is not None and host.settings.completion.remember_endpoints
-            self.engine.remember()  # what was learned about the old one, while the setting still allowed it
-            self.engine.remembered = Remembered(private_cache("endpoints")) if remember else None
-            self.engine.set_provider(host.provider, self._endpoint())  # drops streams of the old provider
+            remembered = Remembered(private_cache("endpoints")) if remember else None
+            # Drops streams of the old provider (what was learned about it is saved where it was kept).
+            self.engine.set_provider(host.provider, self._endpoint(), remembered)
 
     def _endpoint(self) -> str:
         """The current provider's key for what completions learned about it (completion/remembered.py)."""

@@ -28,6 +28,9 @@ TARGETS = {
     "read_ahead_pause_ratio": 0.7,
     "read_ahead_moved_ratio": 1.15,
     "read_ahead_same_text": 0.9,
+    # What was learned about an endpoint, remembered between starts (completion/remembered.py): the first
+    # multi-line suggestions after a start no slower than when every start learns again.
+    "after_start_ratio": 1.0,
 }
 
 
@@ -50,6 +53,12 @@ def checks(doc: dict[str, Any]) -> list[dict[str, Any]]:
         v, shown, n = ns["accepted"]["ms"]["p50"], ns["accepted"]["next_shown"], ns["accepted"]["ms"]["n"]
         add(f"next_suggestion p50 ms (after an accept, embedded model; shown {shown}/{n})", v,
             f"<= {TARGETS['next_after_accept_ms']:g}, shown in most", v <= TARGETS["next_after_accept_ms"] and 2 * shown > n)
+    after = (res.get("after_start") or {}).get("arms") or {}
+    if after.get("remembered") and after.get("learning"):
+        a, b = after["remembered"]["first_window_ms"]["p50"], after["learning"]["first_window_ms"]["p50"]
+        ratio = round(a / b, 3) if b else None
+        add("after_start first multi-line suggestions p50 remembered / learning (embedded model)", ratio,
+            f"<= {TARGETS['after_start_ratio']:g}", ratio is not None and ratio <= TARGETS["after_start_ratio"])
     spot = (res.get("first_at_spot") or {}).get("cases") or {}
     for case, key in (("pause 2.0 s", "read_ahead_pause_ratio"), ("moved away", "read_ahead_moved_ratio")):
         c = spot.get(case)
@@ -254,6 +263,25 @@ def _next_suggestion_section(ns: dict[str, Any], doc: dict[str, Any]) -> list[st
         if cases.get("prepared_started"):
             L.append(f"\n{arm}: {cases['prepared_started']} prepared generations, {cases['prepared_used']} used "
                      f"({cases['prepared_started'] - cases['prepared_used']} not needed).")
+    return L + [""]
+
+
+@_section("after_start", "after_start (the first multi-line suggestions after a start, embedded model)", skippable=True)
+def _after_start_section(af: dict[str, Any], doc: dict[str, Any]) -> list[str]:
+    w = af["learning_window"]
+    L = [f"A new server per session, {af['rounds']} session(s) per arm alternating, the same {af['positions']} function "
+         "bodies in order. *remembered*: the ending habit and pace learned at an earlier start are read back "
+         "(`completion.rememberEndpoints`, the default); *learning*: every start learns them again, and its first "
+         f"{w} multi-line streams are kept to their end before they are answered.", ""]
+    L += table([
+        ("arm", lambda arm, r: arm),
+        (f"first {w} p50 / p95 ms", lambda arm, r: _pair(r["first_window_ms"], 0)),
+        ("all p50 / p95 ms", lambda arm, r: _pair(r["all_ms"], 0)),
+        ("per position p50 ms", lambda arm, r: ", ".join(f"{v:.0f}" for v in r["per_position_p50_ms"])),
+        ("shown", lambda arm, r: r["shown"]),
+    ], list(af["arms"].items()))
+    L.append(f"\nSame text in {af['same_text']} of {af['pairs']} pairs; median paired ratio over the first {w}: "
+             f"{_f(af['first_window_median_ratio'], 3)}.")
     return L + [""]
 
 
@@ -679,6 +707,7 @@ SECTIONS: tuple[Section, ...] = (
     _inline_added_section,
     _cold_start_section,
     _next_suggestion_section,
+    _after_start_section,
     _first_at_spot_section,
     _rss_section,
     _keystroke_storm_section,

@@ -3,7 +3,7 @@
     python -m bench.run [--quick] [--only NAME,...] [--samples N] [--out DIR] [--kinds K,...]
 
 Benchmarks (NAME): inline_added, cold_start, rss_mb, keystroke_storm, sdk_parse_cost, local_model,
-next_suggestion, first_at_spot, edits_ms, relay, steer_ms, transports, codex, quality, peers.
+next_suggestion, after_start, first_at_spot, edits_ms, relay, steer_ms, transports, codex, quality, peers.
 Writes results.json and RESULTS.md to --out (default: bench/), server/mock logs to
 <out>/out/ (bench/out/ by default). The mock model always runs as its own process.
 """
@@ -23,10 +23,10 @@ from . import common, lsp_client
 from .report import checks, render_markdown
 
 BENCHMARKS = ("inline_added", "cold_start", "rss_mb", "keystroke_storm", "sdk_parse_cost", "local_model",
-              "next_suggestion", "first_at_spot", "edits_ms", "relay", "steer_ms", "transports", "codex", "quality", "peers")
+              "next_suggestion", "after_start", "first_at_spot", "edits_ms", "relay", "steer_ms", "transports", "codex", "quality", "peers")
 ALIASES = {"rss": "rss_mb", "storm": "keystroke_storm", "parse_cost": "sdk_parse_cost", "sdk_parse": "sdk_parse_cost",
            "inline": "inline_added", "cold": "cold_start", "steer": "steer_ms", "transport": "transports",
-           "next": "next_suggestion", "spot": "first_at_spot"}
+           "next": "next_suggestion", "spot": "first_at_spot", "after": "after_start"}
 ALL_KINDS = ("chat", "fim", "responses", "responses-ws", "chat-h1")  # chat-h1: chat with http2=off (HTTP/1.1)
 
 
@@ -59,6 +59,8 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
         "local_samples": 3 if q else 20,
         "next_samples": 2 if q else 12,
         "spot_places": 2 if q else 12,
+        "after_rounds": 1 if q else 4,  # sessions per arm
+        "after_positions": 2 if q else 5,
         "edits_samples": 5 if q else 100,
         "kinds": [k.strip() for k in args.kinds.split(",") if k.strip()],
         "rss_kinds": ["chat", "responses-ws"] if q else ["chat", "fim", "responses", "responses-ws"],
@@ -118,6 +120,10 @@ async def run_one(name: str, cfg: dict[str, Any], logs: Path) -> Any:
         from . import next_suggestion
 
         return await next_suggestion.run(cfg["next_samples"], logs)
+    if name == "after_start":
+        from . import after_start
+
+        return await after_start.run(cfg["after_rounds"], cfg["after_positions"], logs)
     if name == "first_at_spot":
         from . import first_at_spot
 

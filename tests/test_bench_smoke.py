@@ -91,6 +91,29 @@ def test_the_next_suggestion_section_and_check_render() -> None:
     assert not [c for c in checks(doc) if c["name"].startswith("next_suggestion")][0]["pass"]
 
 
+def test_the_after_start_section_and_check_render() -> None:
+    """`after_start` needs the embedded model: its report and check are rendered here from a result of
+    the shape it writes; remembered slower than learning fails the check."""
+    from bench.report import _after_start_section, checks
+
+    def arm(first: float) -> dict:
+        return {"first_window_ms": {"n": 12, "p50": first, "p95": first * 1.5},
+                "all_ms": {"n": 20, "p50": first, "p95": first * 2},
+                "per_position_p50_ms": [first, first, first, 900.0, 800.0], "shown": 20}
+
+    result = {"rounds": 4, "positions": 5, "learning_window": 3, "same_text": 19, "pairs": 20,
+              "first_window_median_ratio": 0.5, "arms": {"remembered": arm(1000.0), "learning": arm(2500.0)}}
+    doc = {"machine": {}, "config": {}, "benchmarks_run": ["after_start"], "wall_seconds": {},
+           "results": {"after_start": result}}
+    (check,) = [c for c in checks(doc) if c["name"].startswith("after_start")]
+    assert check["value"] == 0.4 and check["pass"]
+    md = "\n".join(_after_start_section(doc))
+    assert "| remembered | 1000 / 1500 | 1000 / 2000 | 1000, 1000, 1000, 900, 800 | 20 |" in md
+    assert "Same text in 19 of 20 pairs" in md
+    result["arms"]["remembered"] = arm(2600.0)
+    assert not [c for c in checks(doc) if c["name"].startswith("after_start")][0]["pass"]
+
+
 def test_the_first_at_spot_section_and_checks_render() -> None:
     """`first_at_spot` needs the embedded model: its places are found here, and its report and checks
     rendered from a result of the shape it writes."""

@@ -78,6 +78,7 @@ async def run(rounds: int, positions: int, logs: Path) -> dict[str, Any]:
               for a, b in zip(sa[:window], sb[:window]) if b["ms"] > 0]
     out["first_window_median_ratio"] = round(statistics.median(ratios), 3) if ratios else None
     out["texts"] = {name: [[row["text"] for row in s] for s in sessions] for name, sessions in runs.items()}
+    out["session_ms"] = {name: [[round(row["ms"], 1) for row in s] for s in sessions] for name, sessions in runs.items()}
     a, b = out["arms"]["remembered"]["first_window_ms"], out["arms"]["learning"]["first_window_ms"]
     print(f"  first {window} multi-line suggestions after a start p50: remembered {a['p50']} ms, "
           f"learning {b['p50']} ms (median paired ratio {out['first_window_median_ratio']}); "

@@ -28,12 +28,20 @@ TEXT = "hi from mock"
 PROMPT = "say hi"
 
 
+PINNED = REPO / "node_modules" / ".bin" / "codex"  # the version package-lock.json pins (`npm ci`)
+
+
 def ensure_codex() -> tuple[Path | None, str]:
-    if CODEX.exists():
-        return CODEX, ""
+    for found in (PINNED, CODEX):
+        if found.exists():
+            return found, ""
     if shutil.which("npm") is None:
         return None, "npm is not installed"
     TOOLS.mkdir(parents=True, exist_ok=True)
+    # Without a package.json of its own, npm installs into the nearest one above: the project's
+    # (it rewrote the root package.json and lock, and left no binary here).
+    if not (TOOLS / "package.json").exists():
+        (TOOLS / "package.json").write_text('{"private": true}\n')
     try:
         subprocess.run(["npm", "install", "--no-audit", "--no-fund", "@openai/codex"], cwd=TOOLS, check=True,
                        capture_output=True, timeout=240)

@@ -201,7 +201,7 @@ def _header_section(doc: dict[str, Any]) -> list[str]:
              "`python -m kestrel` over stdio; HTTP kinds use h2c (`http2: on`) except `chat-h1` (`http2: off`).\n")
     for name, when in (doc.get("reruns") or {}).items():  # sections re-run alone (python -m bench.merge)
         L.append(f"**`{name}` re-run {when['date']}, commit `{when.get('git_commit')}`** (the other sections are from "
-                 "the run above).\n")
+                 "the run above)" + (f": {when['why']}" if when.get("why") else "") + ".\n")
     return L
 
 

@@ -82,22 +82,25 @@ class Baseline(SdkProbe):
     async def _sse(self, resource: Any, params: dict, extract: Any) -> tuple[str, float]:
         out = []
         answered = None
+        ended = False
         async with resource.with_streaming_response.create(stream=True, **params) as response:
             self.http_version = response.http_response.http_version
+            # Read the body to its end, even past `[DONE]`: over HTTP/1.1 a response left before its end
+            # closes its connection, and the next request would pay a connect the server does not.
             async for line in response.iter_lines():
-                if not line.startswith("data:"):
+                if ended or not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
-                    break
+                    ended = True
+                    continue
                 event = json.loads(data)
                 text = extract(event)
                 if text:
                     out.append(text)
                     if answered is None and "\n" in text:
                         answered = time.perf_counter()
-                if event.get("type") in TERMINAL:
-                    break
+                ended = event.get("type") in TERMINAL
         return "".join(out), answered or time.perf_counter()
 
     async def _ws(self, params: dict) -> tuple[str, float]:

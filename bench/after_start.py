@@ -21,20 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from .common import summary
-from .lsp_client import SERVER_CMD, clean_env
-from .next_suggestion import FUNCTIONS, _document
-from .rawclient import RawClient
+from .next_suggestion import _document, start_embedded
 
 ARMS = (("remembered", True), ("learning", False))
 
 
 async def _session(remember: bool, positions: int, log: Any) -> list[dict[str, Any]]:
-    client = RawClient()
-    await client.spawn(SERVER_CMD, clean_env(KESTREL_LOCAL="1"), log)
+    client = await start_embedded({"rememberEndpoints": remember}, log)
     try:
-        await client.initialize({"kestrel": {"completion": {"rememberEndpoints": remember}}})
-        client.open("x = 1\n", "file:///bench/warm.py")
-        await client.inline(0, 5, "file:///bench/warm.py")  # waits for the model to load
         rows = []
         for k in range(positions):
             uri = f"file:///bench/after_start_{k}.py"
@@ -42,8 +36,7 @@ async def _session(remember: bool, positions: int, log: Any) -> list[dict[str, A
             client.open(text, uri)
             t0 = time.perf_counter()
             shown = await client.inline(line, ch, uri)
-            rows.append({"ms": (time.perf_counter() - t0) * 1000, "text": shown or "",
-                         "function": FUNCTIONS[k % len(FUNCTIONS)][0]})
+            rows.append({"ms": (time.perf_counter() - t0) * 1000, "text": shown or ""})
             await asyncio.sleep(0.3)  # a user reads; a watched stream or a prepared one may run meanwhile
         return rows
     finally:

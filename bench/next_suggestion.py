@@ -71,10 +71,11 @@ async def _sample(client: RawClient, k: int, accept: bool) -> dict[str, Any]:
     return {"shown_first": True, "ms": (time.perf_counter() - t0) * 1000, "shown_next": bool(nxt)}
 
 
-async def _start(prepare: bool, log: Any) -> RawClient:
+async def start_embedded(completion: dict[str, Any], log: Any) -> RawClient:
+    """A new `kestrel-lsp` on the embedded model with these completion settings, its model loaded."""
     client = RawClient()
     await client.spawn(SERVER_CMD, clean_env(KESTREL_LOCAL="1"), log)
-    await client.initialize({"kestrel": {"completion": {"prepareNext": prepare}}})
+    await client.initialize({"kestrel": {"completion": completion}})
     client.open("x = 1\n", "file:///bench/warm.py")
     await client.inline(0, 5, "file:///bench/warm.py")  # waits for the model to load
     return client
@@ -90,7 +91,7 @@ async def run(samples: int, logs: Path) -> dict[str, Any]:
     rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
     try:
         for name, prepare in (("prepared", True), ("not prepared", False)):
-            arms[name] = await _start(prepare, log)
+            arms[name] = await start_embedded({"prepareNext": prepare}, log)
         for k in range(samples):
             for case, accept in (("accepted", True), ("typed instead", False)):
                 for name, client in arms.items():

@@ -292,6 +292,21 @@ async def test_a_slip_the_model_is_unsure_of_goes_to_a_whole_rewrite(mock):
         assert result.madeBy == "model:rewrite"
 
 
+async def test_a_slip_that_leaves_the_program_as_it_was_is_not_a_repair(mock):
+    """The line-by-line reading writes `if` for an `elif` after a `return`: the same program (the
+    model's taste, not a fix), so no slip is offered and the rewrite, which fixes the bug, is."""
+    fixed = "import math\n\n\ndef sign(x):\n    # sign\n    if x > 0:\n        return 1\n    elif x < 0:\n        return -1\n    return 0\n"
+    buggy = fixed.replace("return -1", "return 1")
+    mock.configure(text=fixed.split("\n\n\n")[1].rstrip("\n"), rules=[{"match": "return 1\n    <|fim_suffix|>\n        return 1",
+                                                  "text": "if x < 0:\n"}])
+    async with kestrel(mock_options(mock, provider="fim", fimTemplate="qwen")) as client:
+        open_doc(client, URI, buggy)
+        result = await edit_area(client, "e19", "Fix the bug: sign(-2) is 1")
+        assert apply(buggy, as_edits(result)) == fixed
+        assert result.madeBy == "model:rewrite"
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+
+
 async def test_a_repair_keeps_the_docstring_it_was_given(mock):
     """Asked to fix a bug, the model also rewrote the docstring's example to match what the code
     does: the example the user wrote comes back, the code change stays."""
@@ -334,6 +349,26 @@ def test_same_code_ignores_layout_and_where_an_import_sits_but_not_what_is_impor
     assert not same_code(inner, inner.replace("return", "if x:\n        return"), "python")
     assert not same_code("f(\n", "f()\n", "python") and not same_code(inner, inner, "typescript")
     assert dropped_definitions(inner + "\n\nclass C:\n    pass\n", "def g(x):\n    return x\n", "python") == ["f", "C"]
+
+
+def test_same_code_reads_respellings_of_one_program_as_the_same_code():
+    """`elif` after `return` runs exactly as `if` does (ruff's RET505), and `0.5 * e` as `e * 0.5`: a
+    "fix" that only respells the code repairs nothing. After a branch that can fall through, or with
+    two expressions swapped (their order of evaluation), it changes what runs."""
+    from kestrel.edits.repair_checks import same_code
+
+    exits = "def f(a, b):\n    if not a:\n        return b\n    elif a[0] == b[0]:\n        return 1\n    else:\n        return 2\n"
+    assert same_code(exits, exits.replace("    elif", "    if"), "python")
+    assert same_code(exits, "def f(a, b):\n    if not a:\n        return b\n    if a[0] == b[0]:\n        return 1\n    return 2\n", "python")
+    loop = "def g(xs):\n    for x in xs:\n        if x:\n            continue\n        elif x is None:\n            break\n"
+    assert same_code(loop, loop.replace("elif", "if"), "python")
+    falls = exits.replace("return b", "b = b + 1")
+    assert not same_code(falls, falls.replace("    elif", "    if"), "python")
+    assert not same_code(exits, exits.replace("    elif a[0] == b[0]", "    elif a[0] != b[0]"), "python")
+    newton = "def step(a, x):\n    return 0.5 * (a + x / a)\n"
+    assert same_code(newton, newton.replace("0.5 * (a + x / a)", "(a + x / a) * 0.5"), "python")
+    assert same_code(newton, newton.replace("0.5 * (a + x / a)", "0.5 * (x / a + a)"), "python") is False
+    assert not same_code(newton, newton.replace("0.5 * (a + x / a)", "(a + x / a) / 2"), "python")
 
 
 async def test_a_repair_that_adds_only_a_test_or_layout_or_loses_the_function_is_not_offered(mock):

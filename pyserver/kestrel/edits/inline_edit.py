@@ -185,7 +185,8 @@ async def _line_scan_slip(job: EditJob) -> str | None:
     try:
         slips = await line_scan.candidates(
             text, target.start, target.end, provider, language, path,
-            lambda region: not rewrite_problem(text, target, region, language, path), confidence.MIN_MARGIN)
+            lambda region: not (same_code(target.text, region, language) or rewrite_problem(text, target, region, language, path)),
+            confidence.MIN_MARGIN)
     except ProviderError:
         slips = []
     return slips[0].apply(target.text) if slips else None

@@ -1,6 +1,6 @@
 """Two checks on a repair's rewrite of Python definitions, from the code's syntax tree:
-- `same_code`: it changes only layout (blank lines, spacing, line breaks) or moves an import: it
-  repairs nothing and is "nothing to change" (0.5B on HumanEvalFix: 6 of 22 wrong rewrites);
+- `same_code`: it changes only layout, moves an import, or respells the same program (`elif` after a
+  `return`, `x * 0.5` for `0.5 * x`): it repairs nothing (HumanEvalFix 0.5B: 6 of 22 wrong rewrites);
 - `dropped_definitions`: it loses a function or class the region defined (the fix of `f` that no
   longer defines `f` breaks every caller).
 Both answer "no opinion" (False, []) when either version does not parse."""
@@ -29,7 +29,44 @@ def _shape(tree: ast.Module) -> tuple[str, list[str]]:
 
         visit_ImportFrom = visit_Import
 
-    return ast.dump(Strip().visit(tree)), sorted(imports)
+    return ast.dump(_Canonical().visit(Strip().visit(tree))), sorted(imports)
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+class _Canonical(ast.NodeTransformer):
+    """One tree for spellings of one program that models often offer as a "fix": `if a: return x`
+    + `elif b:` / `else:` runs as the `if` followed by what its `else` holds (ruff's RET505-508), and
+    a number times or plus an expression is the expression times or plus the number."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, (ast.Add, ast.Mult)) and _number(node.right) and not _number(node.left):
+            node.left, node.right = node.right, node.left
+        return node
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list) and stmts and isinstance(stmts[0], ast.stmt):
+                setattr(node, field, _flat(stmts))
+        return node
+
+
+def _number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
+
+
+def _flat(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for stmt in stmts:
+        out.append(stmt)
+        if isinstance(stmt, ast.If) and stmt.orelse and isinstance(stmt.body[-1], _EXITS):
+            out.extend(_flat(stmt.orelse))
+            stmt.orelse = []
+    return out
 
 
 def same_code(old: str, new: str, language: str) -> bool:

@@ -175,3 +175,62 @@ def test_the_scan_asks_again_for_the_token_where_the_line_parts_from_the_one_wri
     # The same line (spacing aside): nothing to weigh, nothing asked.
     model = Model({"x": 0.0})
     assert asyncio.run(weigh(model, prompt, "    return n+1", ["return", " n", " +", " 1"])) is None and not model.asked
+
+
+def test_the_structural_scan_reads_a_line_left_out_and_a_statement_missing():
+    """With `structural`, an answer that writes the next line in a line's place reads as that line
+    left out, and an answer that writes new lines of known names and then the line itself reads as a
+    statement missing before it; both come after every slip, and only when asked for."""
+    import asyncio
+
+    from kestrel.edits.line_scan import candidates
+
+    # Line 4 (`n += 1`) is excess; `x = min(x, cap)` is missing before line 3 in the second function.
+    excess = "def f(xs):\n    n = 0\n    for x in xs:\n        n += x\n        n += 1\n    return n\n"
+    missing = ("def g(xs, cap):\n    out = []\n    for x in xs:\n        out.append(x)\n    return out\n"
+               "def h(x, cap):\n    return min(x, cap)\n")
+
+    class Model:
+        """Per asked line (counted from the region's start), what it writes; a continuation after
+        the first line (`answered`) gets `then`."""
+        kind, model, connection_state = "scripted", "scripted", "ready"
+
+        def __init__(self, answers, then=None):
+            self.answers, self.then, self.asked = answers, then or {}, []
+
+        async def complete(self, prompt, stats):
+            line = prompt.prefix.count("\n")
+            self.asked.append((line, prompt.answered))
+            if prompt.answered:
+                yield self.then.get(line, "")
+            else:
+                yield self.answers[line] + "\n"
+
+    same = {1: "n = 0", 2: "for x in xs:", 3: "n += x", 5: "return n"}
+    found = asyncio.run(candidates(excess, 0, len(excess) - 1, Model({**same, 4: "return n"}), "python", "a.py",
+                                   lambda region: True, structural=True))
+    assert [(c.kind, c.line) for c in found] == [("delete", 4)]
+    assert found[0].apply(excess[:-1]) + "\n" == excess.replace("        n += 1\n", "")
+    # Not asked for: the same answers offer nothing (`return n` for `n += 1` is no slip).
+    assert asyncio.run(candidates(excess, 0, len(excess) - 1, Model({**same, 4: "return n"}), "python", "a.py",
+                                  lambda region: True)) == []
+
+    end = missing.index("def h")
+    same = {1: "out = []", 2: "for x in xs:", 3: "out.append(x)", 4: "return out"}
+    model = Model({**same, 3: "x = min(x, cap)"}, then={3: "        out.append(x)\n    return out"})
+    found = asyncio.run(candidates(missing, 0, end - 1, model, "python", "a.py", lambda region: True, structural=True))
+    assert [(c.kind, c.line, c.inserted) for c in found] == [("insert", 3, ("        x = min(x, cap)",))]
+    assert found[0].apply(missing[:end - 1]) == missing[:end - 1].replace(
+        "        out.append(x)", "        x = min(x, cap)\n        out.append(x)")
+    assert (3, "x = min(x, cap)\n") in model.asked  # the continuation is asked after the model's own line
+    # The model goes on with another line than the one written: not a missing statement.
+    model = Model({**same, 3: "x = min(x, cap)"}, then={3: "        out.append(cap)\n"})
+    assert asyncio.run(candidates(missing, 0, end - 1, model, "python", "a.py", lambda r: True, structural=True)) == []
+    # A new line with a name the code does not have is a guess, not a missing statement: not even continued.
+    model = Model({**same, 3: "x = clamp(x, cap)"}, then={3: "        out.append(x)\n"})
+    assert asyncio.run(candidates(missing, 0, end - 1, model, "python", "a.py", lambda r: True, structural=True)) == []
+    assert all(not answered for _, answered in model.asked)
+    # A slip anywhere comes first.
+    model = Model({**same, 3: "x = min(x, cap)", 4: "return xs"}, then={3: "        out.append(x)\n"})
+    found = asyncio.run(candidates(missing, 0, end - 1, model, "python", "a.py", lambda r: True, structural=True))
+    assert [c.kind for c in found] == ["slip", "insert"]

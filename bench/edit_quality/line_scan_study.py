@@ -71,7 +71,8 @@ async def local_fim(model_path: str | None) -> AsyncIterator[tuple[Any, Any, Any
         await server.stop()
 
 
-async def _study(out: Path, model_path: str | None, held_out: bool, note: bool = False, judge: bool = False) -> None:
+async def _study(out: Path, model_path: str | None, held_out: bool, note: bool = False, judge: bool = False,
+                 structural: bool = False) -> None:
     from kestrel.context.window import line_span
     from kestrel.edits import confidence, line_scan
 
@@ -92,14 +93,14 @@ async def _study(out: Path, model_path: str | None, held_out: bool, note: bool =
             t0 = time.perf_counter()
             found = await line_scan.candidates(text, start, end, provider, "python", path,
                                                lambda region: not rewrite_problem(text, target, region, "python", path),
-                                               note=task.instruction if note else "")
+                                               note=task.instruction if note else "", structural=structural)
             seconds = time.perf_counter() - t0
             for rank, c in enumerate(found):
                 v = await scorer.verdict(task, text[:start] + c.apply(target.text) + text[end:])
                 row = {"set": task.set, "task": task.task_id, "rank": rank, "line": c.line,
                        "old": target.text.split("\n")[c.line], "new": c.new_line, "tokens": c.tokens_changed,
                        "margin": c.margin, "fixed": v.fixed, "harm": v.harm,
-                       "reordered": reordered(target.text.split("\n")[c.line], c.new_line)}
+                       "reordered": reordered(target.text.split("\n")[c.line], c.new_line), "kind": c.kind}
                 if judge and c.margin is not None and c.margin >= confidence.MIN_MARGIN:
                     t1 = time.perf_counter()
                     row["judge"] = await second_reading.preference(provider, target.text, c.line, c.new_line,
@@ -110,8 +111,8 @@ async def _study(out: Path, model_path: str | None, held_out: bool, note: bool =
                          "seconds": round(seconds, 1)})
             print(f"{k + 1}/{len(tasks)} {task.task_id}: margins {[c.margin and round(c.margin, 2) for c in found]}",
                   file=sys.stderr, flush=True)
-    out.write_text(json.dumps({"model": model.name, "held_out": held_out, "note": note, "judge": judge, "rows": rows},
-                              indent=0) + "\n")
+    out.write_text(json.dumps({"model": model.name, "held_out": held_out, "note": note, "judge": judge,
+                               "structural": structural, "rows": rows}, indent=0) + "\n")
 
 
 def _clearing(candidates: list[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
@@ -145,6 +146,8 @@ def report(doc: dict[str, Any]) -> str:
             lines.append(f"| {name} | {key} | {fixed + wrong} | {fixed} | {wrong} |")
     if doc.get("judge"):
         lines += ["", _judge_table(found)]
+    if doc.get("structural"):
+        lines += ["", _structural_table(found)]
     return "\n".join(lines)
 
 
@@ -178,6 +181,34 @@ def _judge_table(found: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
             rows.append(f"| {name} | {label} | {len(kept)} | {fixed} | {len(kept) - fixed} | "
                         f"{gone_fixed} / {len(gone) - gone_fixed} |")
     return "\n".join(rows + ["", "Judge scores against the tests (first candidates at ln 10): " + "; ".join(aucs)])
+
+
+def _structural_table(found: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
+    """At ln 10, the scan with and without the lines it reads as left out or missing (`kind` delete /
+    insert, line_scan._structural): what each offers, and the tasks whose first offer they change (in
+    the server those tasks go to the rewrite without them: the tasks to re-run through the eval)."""
+    rows = ["At ln 10, with and without the structural candidates (a line left out, a statement inserted):", "",
+            "| set | candidates | offered | fixed | wrong | offers that change: delete fixed / wrong, insert fixed / wrong |",
+            "|---|---|---|---|---|---|"]
+    changed_tasks: list[str] = []
+    for name in sorted(found):
+        with_, without = [], []
+        for task, cs in found[name].items():
+            ok = _clearing(cs, math.log(10))
+            first = ok[0] if ok else None
+            plain = next((c for c in ok if c.get("kind", "slip") == "slip"), None)
+            with_.append(first)
+            without.append(plain)
+            if first is not plain:
+                changed_tasks.append(task)
+        new = [a for a, b in zip(with_, without) if a is not b and a is not None]
+        cell = ", ".join(f"{kind} {sum(bool(c['fixed']) for c in new if c['kind'] == kind)} / "
+                         f"{sum(not c['fixed'] for c in new if c['kind'] == kind)}" for kind in ("delete", "insert"))
+        for label, offers, last in (("with", with_, cell), ("without", without, "")):
+            made = [c for c in offers if c is not None]
+            fixed = sum(bool(c["fixed"]) for c in made)
+            rows.append(f"| {name} | {label} | {len(made)} | {fixed} | {len(made) - fixed} | {last} |")
+    return "\n".join(rows + ["", "Tasks whose first offer changes: " + (" ".join(changed_tasks) or "none")])
 
 
 def _reorder_table(found: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
@@ -217,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
                    "pasted failure) as a comment above the function")
     p.add_argument("--judge", action="store_true", help="ask the chat model which line is right for every candidate "
                    "that clears the margin (bench/edit_quality/judge.py)")
+    p.add_argument("--structural", action="store_true", help="the scan also reads a line left out and a statement "
+                   "missing before a line (line_scan._structural)")
     p.add_argument("--report", default=None, help="only print the report of this JSON")
     args = p.parse_args(argv)
     if args.report:
@@ -226,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, args.kestrel_src)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    asyncio.run(_study(out, args.model_path, args.held_out, args.note, args.judge))
+    asyncio.run(_study(out, args.model_path, args.held_out, args.note, args.judge, args.structural))
     print(report(json.loads(out.read_text())))
     return 0
 

@@ -25,6 +25,8 @@ _TOKEN = re.compile(r"\d+(?:\.\d+)?|\w+|==|!=|<=|>=|\*\*|//|->|&&|\|\||\S")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 MAX_SLIP_TOKENS = 2  # tokens changed on either side for a difference to count as a slip
 MAX_LINES = 40  # a longer region is not re-read line by line (one request per line)
+MAX_INSERTED_LINES = 3  # a missing statement: its lines written before the line re-read
+MAX_INSERTED_TOKENS = 24
 _KEYWORDS = set(keyword.kwlist) | {"true", "false", "null", "nil", "undefined", "this", "self"}
 _SKIP = re.compile(r"^\s*(#|//|\"\"\"|'''|@|(async\s+)?def\b|class\b|$)")
 
@@ -35,10 +37,19 @@ class Candidate:
     new_line: str
     tokens_changed: int
     margin: float | None = None  # see departure_margin; None when the endpoint gave no log probabilities
+    # "slip": the line rewritten; "delete": the line left out (the model wrote the next line in its
+    # place); "insert": `inserted` written before the line (the model wrote them, then the line).
+    kind: str = "slip"
+    inserted: tuple[str, ...] = ()
 
     def apply(self, region_text: str) -> str:
         lines = region_text.split("\n")
-        lines[self.line] = self.new_line
+        if self.kind == "delete":
+            del lines[self.line]
+        elif self.kind == "insert":
+            lines[self.line:self.line] = list(self.inserted)
+        else:
+            lines[self.line] = self.new_line
         return "\n".join(lines)
 
 
@@ -55,6 +66,16 @@ def slip(old: str, new: str, known_words: set[str]) -> int | None:
         if any(_WORD.fullmatch(t) and t not in known_words and t not in _KEYWORDS for t in b[j1:j2]):
             return None  # a name the code does not have: another way to write it, or a guess
     return changed if changed <= MAX_SLIP_TOKENS else None
+
+
+def _known(line: str, known_words: set[str]) -> bool:
+    """Every name in `line` is one the code has (or a keyword)."""
+    return all(w in known_words or w in _KEYWORDS for w in _WORD.findall(line))
+
+
+def _next_code_line(lines: list[str], i: int) -> str | None:
+    """The first non-blank line after `lines[i]` in the region, stripped; None at its end."""
+    return next((ln.strip() for ln in lines[i + 1:] if ln.strip()), None)
 
 
 def comment_block(note: str, indent: str, language: str) -> str:
@@ -160,11 +181,14 @@ async def candidates(
     acceptable: Callable[[str], bool],
     min_margin: float | None = None,
     note: str = "",
+    structural: bool = False,
 ) -> list[Candidate]:
     """Slips the model finds in `text[start:end]`, best first; each keeps the region acceptable
     and, given `min_margin`, was preferred to the line as written by at least that margin. A `note`
     (the user's words) is shown to the model as a comment above the region: for studies only (the
-    server passes none: it cost right slips, docs/design-notes.md#line_scan)."""
+    server passes none: it cost right slips, docs/design-notes.md#line_scan). `structural` also
+    reads a line left out (the model wrote the next line in its place) and a statement missing
+    before the line (the model wrote new lines of known names, then the line): after every slip."""
     region = text[start:end]
     lines = region.split("\n")
     if len(lines) > MAX_LINES:
@@ -187,16 +211,50 @@ async def candidates(
         deltas: list[str] = []
         new = indent + (await first_line(provider, prompt, deltas)).strip()
         changed = slip(line.strip(), new.strip(), words)
-        if changed is None:
+        if changed is not None:
+            candidate = Candidate(i, new, changed)
+        elif structural:
+            candidate = await _structural(provider, prompt, lines, i, new, deltas, words)
+            if candidate is None:
+                continue
+        else:
             continue
-        candidate = Candidate(i, new, changed)
         if not acceptable(candidate.apply(region)):
             continue
         weighed = await weigh(provider, prompt, line, deltas)
         if min_margin is not None and (weighed is None or weighed < min_margin):
             continue
         found.append(replace(candidate, margin=weighed))
-    return sorted(found, key=lambda c: (c.tokens_changed, c.line))
+    return sorted(found, key=lambda c: (c.kind != "slip", c.tokens_changed, c.line))
+
+
+async def _structural(provider: Provider, prompt: CompletionPrompt, lines: list[str], i: int, new: str,
+                      deltas: list[str], words: set[str]) -> Candidate | None:
+    """A line left out or a statement missing before line `i`, read from the model's answer `new` for it
+    (docs/design-notes.md#line_scan: HumanEvalFix's missing and excess logic, which a slip cannot reach)."""
+    line = lines[i]
+    if not new.strip() or new.strip() == _next_code_line(lines, i):
+        return Candidate(i, "", len(_TOKEN.findall(line)), kind="delete")
+    if not _known(new, words):
+        return None
+    # The model wrote a line of known names where this one is: does it go on with this very line?
+    ask = replace(prompt, answered="".join(deltas).split("\n", 1)[0] + "\n", max_tokens=64, multiline=True, stop=())
+    written, rest = [new], ""
+    async with aclosing(provider.complete(ask, StreamStats())) as stream:
+        async for delta in stream:
+            rest += delta
+            if rest.count("\n") >= MAX_INSERTED_LINES:
+                break
+    for more in rest.split("\n")[:MAX_INSERTED_LINES]:
+        if more.strip() == line.strip():
+            tokens = sum(len(_TOKEN.findall(w)) for w in written)
+            if tokens > MAX_INSERTED_TOKENS or not all(_known(w, words) for w in written):
+                return None
+            return Candidate(i, "\n".join(written), tokens, kind="insert", inserted=tuple(written))
+        if not more.strip():
+            return None
+        written.append(more.rstrip())
+    return None
 
 
 # Words that say the code misbehaves (not "fix" alone: "fix the formatting" asks for no repair, and a

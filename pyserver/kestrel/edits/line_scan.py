@@ -233,6 +233,8 @@ async def _structural(provider: Provider, prompt: CompletionPrompt, lines: list[
     """A line left out or a statement missing before line `i`, read from the model's answer `new` for it
     (docs/design-notes.md#line_scan: HumanEvalFix's missing and excess logic, which a slip cannot reach)."""
     line = lines[i]
+    if _TOKEN.findall(new) == _TOKEN.findall(line):
+        return None  # the model wrote the line as it is: it agrees with it, nothing to continue
     if not new.strip() or new.strip() == _next_code_line(lines, i):
         return Candidate(i, "", len(_TOKEN.findall(line)), kind="delete")
     if not _known(new, words):

@@ -300,3 +300,25 @@ async def test_no_alternative_that_begins_a_known_name_shows_nothing(mock):
         assert await complete(client, uri, 4, 29) is None
         sent = [r["body"] for r in mock.stats()["request_log"] if r["endpoint"] == "/v1/completions"]
     assert [b.get("logprobs") for b in sent] == [None, 5]  # asked once more for the token, then nothing
+
+
+MAKE = "from graph import GraphRunContext\n\n\ndef make():\n    \n"
+
+
+async def test_a_retry_after_a_capped_stream_is_cut_as_its_own_stream(mock):
+    """The first block stops at the token cap (finish reason `length`) mid-line and reads an invented
+    name; the retry from `Graph` then ends by itself under the cap. Its last line is the retry's own,
+    complete, and is shown: the first stream's cap does not carry over to the stream that replaced it."""
+    mock.configure(text="1\n", rules=[
+        {"match": "<|fim_middle|>ctx = Graph", "text": "RunContext()\n    return ctx\n"},
+        {"match": "<|fim_middle|>ctx = ", "text": "StepRunContext()\n", "alternatives": {"Graph": -0.9}},
+        {"match": "def make():", "text": "ctx = StepRunContext()\n    ctx.start()\n    ctx.wait()\n    return ctx\n"},
+    ])
+    uri = "file:///work/make.py"
+    async with kestrel(mock_options(mock, "fim", model="qwen2.5-coder-0.5b", completion={"maxTokens": 16})) as client:
+        open_doc(client, uri, MAKE)
+        shown = await complete(client, uri, 4, 4)
+        sent = [r["body"] for r in mock.stats()["request_log"] if r["endpoint"] == "/v1/completions"]
+    assert sent[0]["max_tokens"] == 16  # 16 of the first answer's 24 tokens: cut at `ctx.`
+    assert [b.get("logprobs") for b in sent] == [None, 5, None]
+    assert shown == "ctx = GraphRunContext()\n    return ctx"

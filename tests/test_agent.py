@@ -296,3 +296,65 @@ async def test_stop_ends_the_run_and_keeps_the_steps_done(mock, tmp_path):
         assert await client.protocol.send_request_async("kestrel/stopChat", {"id": "x1"}) is True
         result = await asyncio.wait_for(run, 10)
         assert result.stopped is True and len(result.steps) == 1 and "never sent" not in result.text
+
+
+def big_module(name: str, lines: int = 60) -> str:
+    return "".join(f"{name}_{i:02d} = compute('{name}', {i})  # {'.' * 20}\n" for i in range(lines)) + f"{name}_END = True\n"
+
+
+async def test_a_run_whose_results_outgrow_a_small_window_sends_the_earlier_ones_cut(mock, tmp_path):
+    """Two 3,000-character reads in a 3,072-token window: the second step's prompt would not fit its
+    budget (the window less an answer's room), so the first result goes as its head, told as such, and the
+    latest whole; the system prompt and the request are never cut, and the user is told."""
+    root = project(tmp_path / "ws")
+    (root / "alpha.py").write_text(big_module("alpha"))
+    (root / "beta.py").write_text(big_module("beta"))
+    mock.configure(text=call("read_file", path="alpha.py"), rules=[
+        {"match": "beta_END", "text": "Both read."},
+        {"match": "alpha_00", "text": call("read_file", path="beta.py")}])
+    options = mock_options(mock, chat={"contextTokens": 3072})
+    async with kestrel(options, env=clean_env(), workspace=root) as client:
+        result = await client.protocol.send_request_async("kestrel/agent", {"id": "w1", "prompt": "Read alpha then beta."})
+        assert result.text == "Both read." and not getattr(result, "error", None)
+        assert result.trimmed and result.trimmed.startswith("1 tool result was shortened")
+    second, third = (r["body"]["messages"] for r in agent_requests(mock)[1:3])
+    assert "alpha_END" in json.dumps(second)  # the first read went whole while it fitted
+    sent = "\n".join(m["content"] for m in third)
+    assert "alpha_00" in sent and "alpha_END" not in sent and "left out to fit the model's context window" in sent
+    assert "beta_00" in sent and "beta_END" in sent  # the latest result whole
+    assert third[0] == second[0] and third[1]["content"] == "Read alpha then beta."
+    assert len(sent) / 3.5 <= 3072 - 768
+
+
+async def test_an_empty_stream_from_a_server_with_an_untold_window_is_asked_again_shorter(mock, tmp_path):
+    """llama.cpp answers a prompt over its window with an empty stream: the step is asked once more with
+    the history cut to two thirds, and the run goes on (nothing told Kestrel the window's size)."""
+    root = project(tmp_path / "ws")
+    (root / "alpha.py").write_text(big_module("alpha"))
+    (root / "beta.py").write_text(big_module("beta"))
+    mock.configure(text=call("read_file", path="alpha.py"), context_chars=7500, rules=[
+        {"match": "beta_END", "text": "Both read."},
+        {"match": "alpha_00", "text": call("read_file", path="beta.py")}])
+    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        result = await client.protocol.send_request_async("kestrel/agent", {"id": "w2", "prompt": "Read alpha then beta."})
+        assert result.text == "Both read." and not getattr(result, "error", None) and result.trimmed
+    sizes = [len(json.dumps(r["body"]["messages"])) for r in agent_requests(mock)]
+    assert len(sizes) == 4 and sizes[2] > 7500 and sizes[3] < sizes[2]  # the third came back empty, then shorter
+
+
+def test_native_answers_are_cut_oldest_first_and_never_dropped():
+    from kestrel.agent.history import HistoryBudget, size
+
+    def step(k: int) -> list[dict]:
+        return [{"role": "assistant", "content": None, "tool_calls": [
+                    {"id": f"c{k}", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}]},
+                {"role": "tool", "tool_call_id": f"c{k}", "content": big_module(f"m{k}", 100)}]
+    history = [{"role": "system", "content": "S" * 800}, {"role": "user", "content": "Q"}, *step(1), *step(2), *step(3)]
+    budget = HistoryBudget.for_window(4096, None)
+    fitted = budget.fit(history, 2, 6)
+    assert len(fitted) == len(history) and [m.get("tool_call_id") for m in fitted] == [m.get("tool_call_id") for m in history]
+    assert fitted[:2] == history[:2] and fitted[6:] == history[6:]  # the request and the latest step as they were
+    assert "left out to fit" in fitted[3]["content"] and size(fitted) <= budget.limit < size(history)
+    assert fitted[5] == history[5]  # the second step's result fitted once the first was cut
+    assert budget.fit(fitted, 2, 6) == fitted and budget.note.startswith("1 tool result was")
+    assert HistoryBudget.for_window(0, None).fit(history, 2, 6) is history  # a window not known: nothing cut

@@ -72,3 +72,6 @@ def test_one_trial_drives_the_agent_and_checks_the_folder(mock):
     assert result["calls"] == ["run_command", "run_command", "edit_file", "edit_file"]
     assert [m.split("\n\n")[1] for m in result["declined"]] == ["rm -rf pkg"]  # off the allow-list: asked, declined
     assert result["answer"] == "Renamed." and result["steps"] == 3
+    # The failed calls (a command that exited non-zero, the declined one) with what the model was told.
+    assert [r[:50] for r in result["refusals"]] == ["run_command: `python -m pytest -q --collect-only` ",
+                                                     "run_command: The user chose not to run `rm -rf pkg"]

@@ -88,7 +88,9 @@ async def test_nothing_is_read_when_turned_off_for_chat_models_or_for_secret_fil
         open_doc(client, secret, "API_TOKEN=abc\n" * 200, language="dotenv")
         cursor(client, 10, 4, secret)
         await asyncio.sleep(0.3)
-    assert mock.stats()["requests"] == {}
+    # Only the model list may have been asked (each server's prewarm, `GET /models`, reaches the mock
+    # or not depending on how fast the server shuts down): no completion, no read.
+    assert set(mock.stats()["requests"]) <= {"/v1/models"}
 
 
 async def test_a_remote_model_is_never_asked_to_read_ahead():

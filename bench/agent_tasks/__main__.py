@@ -60,7 +60,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         for task in chosen:
             for n in range(1, args.trials + 1):
-                records.append(await trial(task, env, log, n, args.kestrel_src))
+                records.append(await trial(task, env, log, n, args.kestrel_src, args.context_tokens))
                 r = records[-1]
                 _say(f"agent tasks: {task.id} trial {n}: {'passed' if r['passed'] else 'failed'} ({r['why'][:80]}), "
                      f"{r['steps']} steps, {r['seconds']:.0f} s; {time.perf_counter() - started:.0f} s so far")
@@ -69,7 +69,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if server is not None:
             await server.stop()
     return {"model": model_name, "modelPath": model_path, "baseUrl": None if server else base_url,
-            "trials": args.trials, "kestrel": args.kestrel_src or "installed", "records": records,
+            "trials": args.trials, "kestrel": args.kestrel_src or "installed", "contextTokens": args.context_tokens,
+            "records": records,
             "wallSeconds": round(time.perf_counter() - started, 1),
             "command": "python -m bench.agent_tasks " + " ".join(sys.argv[1:])}
 
@@ -111,12 +112,19 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--per-kind", type=int, default=4)
     p.add_argument("--kinds", default="fix,rename")
     p.add_argument("--kestrel-src", default=None)
+    p.add_argument("--context-tokens", type=int, default=None,
+                   help="the window told to Kestrel (chat.contextTokens; 0: not told); default: llama.cpp's n_ctx "
+                        "for the local model, 0 for an endpoint")
     p.add_argument("--out", default=None)
     p.add_argument("--report", default=None, help="print the table of an earlier run's JSON")
     args = p.parse_args(argv)
     if args.report:
         print(report(json.loads(Path(args.report).read_text())))
         return
+    if args.context_tokens is None:
+        from bench.quality.runner import N_CTX
+
+        args.context_tokens = 0 if args.base_url else N_CTX
     if args.base_url and not args.model_name:
         p.error("--base-url needs --model-name")
     stem = Path(args.model_path).stem if args.model_path else (args.model_name or "").replace("/", "_") or None

@@ -19,6 +19,9 @@ from bench.lsp_client import KestrelClient, client_capabilities, server_command,
 
 from .tasks import ALLOWED_COMMANDS, AgentTask
 
+# The endpoint's context window, as a user of their own llama.cpp server sets it (`chat.contextTokens`):
+# the agent keeps its history within it (agent/history.py). The bench's llama.cpp reads N_CTX tokens.
+
 MAX_STEPS = 10
 
 
@@ -45,8 +48,10 @@ def apply_to_disk(edit: types.WorkspaceEdit) -> None:
             path.write_text(apply_text_edits(path.read_text(encoding="utf-8"), list(change.edits)), encoding="utf-8")
 
 
-async def trial(task: AgentTask, env: dict[str, str], log: Any, n: int, kestrel_src: str | None = None) -> dict[str, Any]:
-    """Trial `n` of `task`: the outcome, the steps and calls, seconds."""
+async def trial(task: AgentTask, env: dict[str, str], log: Any, n: int, kestrel_src: str | None = None,
+                context_tokens: int = 0) -> dict[str, Any]:
+    """Trial `n` of `task`: the outcome, the steps and calls (a failed call with what the model was told),
+    seconds. `context_tokens`: the endpoint's window, told to Kestrel as `chat.contextTokens` (0: not told)."""
     folder = Path(tempfile.mkdtemp(prefix="kestrel-agent-task-"))
     task.fill(folder)
     client = KestrelClient("kestrel-agent-tasks")
@@ -57,7 +62,8 @@ async def trial(task: AgentTask, env: dict[str, str], log: Any, n: int, kestrel_
     await client.spawn(server_command(console_script=not kestrel_src), env, log, Path(tempfile.mkdtemp()))
     folder_ref = types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)
     await client.initialize_async(types.InitializeParams(capabilities=capabilities(), process_id=os.getpid(),
-                                                         root_uri=folder_ref.uri, workspace_folders=[folder_ref]))
+                                                         root_uri=folder_ref.uri, workspace_folders=[folder_ref],
+                                                         initialization_options={"kestrel": {"chat": {"contextTokens": context_tokens}}}))
     client.initialized(types.InitializedParams())
     await wait_ready(client, 120.0, connected=False, strict=False)
     started = time.perf_counter()
@@ -75,5 +81,5 @@ async def trial(task: AgentTask, env: dict[str, str], log: Any, n: int, kestrel_
     calls = [c for s in steps for c in s.calls]
     return {"task": task.id, "kind": task.kind, "trial": n, "passed": passed, "why": why, "seconds": round(seconds, 1),
             "steps": len(steps), "calls": [c.name for c in calls], "failedCalls": sum(not c.ok for c in calls),
-            "declined": asked, "stepLimit": bool(getattr(result, "stepLimit", False)), "error": error,
-            "answer": (getattr(result, "text", "") or "")[:300]}
+            "refusals": [f"{c.name}: {c.result[:200]}" for c in calls if not c.ok], "declined": asked, "stepLimit": bool(getattr(result, "stepLimit", False)), "error": error,
+            "trimmed": getattr(result, "trimmed", None), "answer": (getattr(result, "text", "") or "")[:300]}

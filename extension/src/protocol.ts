@@ -131,6 +131,7 @@ export interface AgentResult {
   error?: string;
   stopped?: boolean;
   stepLimit?: boolean;
+  trimmed?: string;
 }
 
 export interface EditRange {

@@ -77,6 +77,9 @@ describe("#agent", () => {
     const limited = asChatResult({ id: "a", text: "Still looking", steps: [], stepLimit: true, error: "x" }, []);
     expect(limited.text).toMatch(/^Still looking\n\n.*step limit.*continue #agent/);
     expect(limited.error).toBe("x");
+    const trimmed = asChatResult({ id: "a", text: "Done", steps: [], trimmed: "2 tool results were shortened" }, []);
+    expect(trimmed.trimmed).toBe("2 tool results were shortened");
+    expect(done.trimmed).toBeUndefined();
   });
 
   it("is a marker and a mention the picker can write", () => {

@@ -157,6 +157,7 @@ class AgentResult:
     error: str | None = None
     stopped: bool | None = None  # True when kestrel/stopChat ended it
     step_limit: bool | None = None  # True when it reached max_steps (then answered without tools): a new run goes on
+    trimmed: str | None = None  # how many tool results were shortened to fit the model's context window, for the user
 
     @classmethod
     def refused(cls, run_id: str, error: str) -> "AgentResult":

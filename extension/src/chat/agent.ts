@@ -93,6 +93,7 @@ export function asChatResult(result: AgentResult, sources: SourceRef[]): ChatRes
   const out: ChatResult = { id: result.id, text: result.text + note, ttftMs: null, steers: [], lastSegment: result.text };
   if (result.error) out.error = result.error;
   if (result.stopped) out.stopped = true;
+  if (result.trimmed) out.trimmed = result.trimmed; // shown under the answer, as a chat answer's
   if (sources.length) out.sources = sources;
   return out;
 }

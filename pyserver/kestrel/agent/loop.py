@@ -16,6 +16,8 @@ from typing import Any, Awaitable, Callable
 
 from ..chat.engine import ChatEngine
 from ..providers.base import Provider
+from ..providers.chat import NOTHING_BACK
+from .history import HistoryBudget, size
 from .read_tools import TOOLS, ToolResult, WorkspaceReader
 from .run_tool import RUN_NAME, RUN_TOOL
 from .tool_calls import NATIVE, ToolCall, Toolbox, parse, unoffered
@@ -75,30 +77,50 @@ Runner = Callable[[ToolCall, "AgentRun"], Awaitable[ToolResult]]  # one command,
 async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messages: list[dict],
                     reader: WorkspaceReader, notify: Callable[[str, Any], None], max_steps: int,
                     max_tokens: int | None = None, native: bool = False,
-                    write: Proposer | None = None, run_command: Runner | None = None) -> dict:
+                    write: Proposer | None = None, run_command: Runner | None = None, window: int = 0) -> dict:
     """The run's result (AgentResult's fields); the steps are also sent as `kestrel/agentStep`. With `write`
-    the write tools (it proposes a step's changes), with `run_command` the run tool (it asks, then runs)."""
+    the write tools (it proposes a step's changes), with `run_command` the run tool (it asks, then runs).
+    `window`: the model's context window in tokens when it is known (0: not known), which the history is
+    kept within (history.py)."""
     toolbox = Toolbox(TOOLS + (WRITE_TOOLS if write else []) + ([RUN_TOOL] if run_command else []))
     tools = toolbox.wire() if native else None
     # A client's own system message (the chat panel sends one) follows the agent's: one system message.
     theirs = "".join(f"\n\n{m['content']}" for m in messages if m.get("role") == "system" and isinstance(m.get("content"), str))
     history = [{"role": "system", "content": system_prompt(toolbox, native) + theirs},
                *(m for m in messages if m.get("role") != "system")]
+    budget = HistoryBudget.for_window(window, max_tokens)
+    own = latest = len(history)  # the system prompt and the request (never cut); where the last step begins
     steps: list[dict] = []
     text = ""
+
+    async def turn(history: list[dict]) -> tuple[dict, list[dict]]:
+        """One model call on the history fitted to the budget, and that history. An empty stream (llama.cpp's
+        answer to a prompt over its window, which the user may not have told Kestrel) is asked once more
+        with the history shortened to two thirds."""
+        history = budget.fit(history, own, latest)
+        result = await turns.turn(provider, run.id, history, max_tokens=max_tokens, tools=tools)
+        if result.get("error") == NOTHING_BACK and not run.stopped and len(history) > own:
+            budget.limit = min(budget.limit or size(history), size(history) * 2 // 3)
+            history = budget.fit(history, own, latest)
+            result = await turns.turn(provider, run.id, history, max_tokens=max_tokens, tools=tools)
+        if budget.note:
+            result["trimmed"] = budget.note
+        return result, history
+
     for step in range(1, max_steps + 1):
         if run.stopped:  # stopped while its tools ran, or before the look-first retry
             return {"id": run.id, "text": text, "steps": steps, "stopped": True}
         run.streaming = True
         try:
-            result = await turns.turn(provider, run.id, history, max_tokens=max_tokens, tools=tools)
+            result, history = await turn(history)
         finally:
             run.streaming = False
         text = result["text"]
+        trimmed = {"trimmed": result["trimmed"]} if result.get("trimmed") else {}
         if result.get("error"):
-            return {"id": run.id, "text": text, "steps": steps, "error": result["error"]}
+            return {"id": run.id, "text": text, "steps": steps, "error": result["error"], **trimmed}
         if result.get("stopped") or run.stopped:
-            return {"id": run.id, "text": text, "steps": steps, "stopped": True}
+            return {"id": run.id, "text": text, "steps": steps, "stopped": True, **trimmed}
         native_calls = result.get("toolCalls") or []
         calls = [_read_native(raw, toolbox) for raw in native_calls] if native_calls else (
             parse(text, None, toolbox) or unoffered(text, toolbox))
@@ -111,14 +133,15 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
             history = [*history, {"role": "assistant", "content": text}, {"role": "user", "content": LOOK_FIRST}]
             continue
         if not calls:
-            return {"id": run.id, "text": text, "steps": steps}
+            return {"id": run.id, "text": text, "steps": steps, **trimmed}
         done = await _run_calls(calls[:MAX_CALLS_PER_STEP], run, reader, write, run_command)
         shown = [{"name": c.name, "arguments": _shown_arguments(c.arguments), "found": c.path, "ok": o.ok,
                   "result": o.text[:SHOWN_RESULT_CHARS]} for c, o in done]
         steps.append({"id": run.id, "step": step, "calls": shown})
         notify("kestrel/agentStep", steps[-1])
         if run.stopped:
-            return {"id": run.id, "text": text, "steps": steps, "stopped": True}
+            return {"id": run.id, "text": text, "steps": steps, "stopped": True, **trimmed}
+        latest = len(history)
         if native_calls:
             history = [*history, *_native_answers(text, native_calls, done, run)]
         else:
@@ -127,11 +150,12 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
     # Out of steps: one more call, told to answer now, so the user gets an answer rather than a tool call.
     history = [*history, {"role": "user", "content": ANSWER_NOW}]
     # (The tools are still offered: an endpoint may refuse a history of native calls without them.)
-    result = await turns.turn(provider, run.id, history, max_tokens=max_tokens, tools=tools)
+    result, history = await turn(history)
     called = result.get("toolCalls") or parse(result["text"], None, toolbox)
     final = text if called or not result["text"].strip() else result["text"]
     return {"id": run.id, "text": final, "steps": steps, "stepLimit": True,
-            **({"error": result["error"]} if result.get("error") else {})}
+            **({"error": result["error"]} if result.get("error") else {}),
+            **({"trimmed": result["trimmed"]} if result.get("trimmed") else {})}
 
 
 async def _run_calls(todo: list[ToolCall], run: AgentRun, reader: WorkspaceReader, write: Proposer | None,

@@ -41,6 +41,7 @@ class AgentFeature:
         from ..agent.loop import DEFAULT_STEPS, MAX_STEPS, AgentRun, run_agent
         from ..agent.read_tools import WorkspaceReader
         from ..agent.write_tools import WorkspaceWriter, client_can_review
+        from ..chat.fit import known_window
 
         core = self.core
         await core.host.wait_ready()
@@ -75,7 +76,8 @@ class AgentFeature:
             commands = (self._commander(run_id, core.workspace.roots[-1], params.allowed_commands or [])
                         if params.allow_commands else None)
             result = await run_agent(run, provider, core.chat_engine, messages, reader, core.notify, steps,
-                                     cap or None, native=native, write=write, run_command=commands)
+                                     cap or None, native=native, write=write, run_command=commands,
+                                     window=known_window(core.host))
         finally:  # also when the run raised or was cancelled: the status bar must not stay busy
             self.runs.pop(run_id, None)
             core.status.busy = max(core.status.busy - 1, 0)

@@ -33,6 +33,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "max_lanes": 16,  # concurrently active WebSocket lanes per connection
     "max_pending_steers": 4,  # per active response
     "fault": None,  # None|"drop"|"429"|"500"|"503"|"malformed"|"stall"|"refuse_ws"|"empty" (a stream with no event)
+    # int: a request whose text (every string in it) is longer gets the "empty" fault, as llama.cpp's Python
+    # server answers a prompt over its context window with a stream that ends at once
+    "context_chars": None,
     "fault_count": 1,  # how many requests get the fault (-1 = all)
     "fault_after": 2,  # tokens before a mid-stream fault (drop/malformed/stall)
     "retry_after": 1,  # seconds, for the "429" fault's retry-after header

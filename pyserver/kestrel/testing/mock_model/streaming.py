@@ -132,6 +132,9 @@ async def serve_generation(
     model = str(body.get("model") or st.get_config()["model"])
     hay, stop, max_tokens = kind.plan_inputs(body)
     max_tokens = max_tokens if isinstance(max_tokens, int) else None
+    window = st.get_config().get("context_chars")
+    if fault is None and isinstance(window, int) and len(hay) > window:
+        fault = "empty"
     plan = st.plan(hay, body, fault=fault, stop=stop, max_tokens=max_tokens)
     gen = kind(body, model, plan)
     if body.get("stream"):

@@ -351,10 +351,11 @@ def test_native_answers_are_cut_oldest_first_and_never_dropped():
                 {"role": "tool", "tool_call_id": f"c{k}", "content": big_module(f"m{k}", 100)}]
     history = [{"role": "system", "content": "S" * 800}, {"role": "user", "content": "Q"}, *step(1), *step(2), *step(3)]
     budget = HistoryBudget.for_window(4096, None)
-    fitted = budget.fit(history, 2, 6)
+    budget.own, budget.latest = 2, 6
+    fitted = budget.fit(history)
     assert len(fitted) == len(history) and [m.get("tool_call_id") for m in fitted] == [m.get("tool_call_id") for m in history]
     assert fitted[:2] == history[:2] and fitted[6:] == history[6:]  # the request and the latest step as they were
     assert "left out to fit" in fitted[3]["content"] and size(fitted) <= budget.limit < size(history)
     assert fitted[5] == history[5]  # the second step's result fitted once the first was cut
-    assert budget.fit(fitted, 2, 6) == fitted and budget.note.startswith("1 tool result was")
-    assert HistoryBudget.for_window(0, None).fit(history, 2, 6) is history  # a window not known: nothing cut
+    assert budget.fit(fitted) == fitted and budget.note.startswith("1 tool result was")
+    assert HistoryBudget.for_window(0, None).fit(history) is history  # a window not known: nothing cut

@@ -1,13 +1,9 @@
-"""The agent's history within the model's context window: every step adds its calls and their results
-(a read_file result is up to 6,000 characters), and a local model reads 2,048-4,096 tokens, so without
-this a run outgrows the window within a few steps (llama.cpp then answers with an empty stream).
-
-What gives way, in order: the results of earlier steps, oldest first, each cut to its head (the model
-is told how much is left out and that it can call the tool again); then the earlier steps' own calls
-(an old edit's text); last, the latest step's results, cut to the room that is left. The system prompt
-and the user's request are never cut, and no message is dropped: a native call keeps its `tool` answer.
-A cut is never undone, so the prompt's prefix changes only when the window is full (the KV cache and a
-hosted prompt cache keep the rest). Why: docs/design-notes.md#pyserverkestrelagenthistorypy
+"""The agent's history within the model's context window (a local model reads 2,048-4,096 tokens; a
+read_file result alone is up to 6,000 characters). What gives way, in order: the earlier steps' results,
+oldest first, each cut to its head (the model is told what is left out and that it can call the tool
+again); then the earlier steps' own calls; last, the latest results, cut to the room left. The system
+prompt and the request are never cut, no message is dropped, and a cut is kept for the rest of the run
+(the prompt's prefix changes only when the window is full). Why: docs/design-notes.md#pyserverkestrelagenthistorypy
 """
 
 from __future__ import annotations
@@ -26,9 +22,12 @@ _LEFT_OUT = "left out to fit the model's context window"
 
 @dataclass
 class HistoryBudget:
-    """How many tokens the history may take (0: not known, nothing is cut) and what was cut so far."""
+    """How many tokens the history may take (0: not known, nothing is cut), where its parts begin and what
+    was cut so far."""
 
     limit: int = 0
+    own: int = 0  # messages before this one (the system prompt and the request) are never cut
+    latest: int = 0  # the last step's messages begin here
     cut_results: int = 0
 
     @classmethod
@@ -44,12 +43,12 @@ class HistoryBudget:
         return (f"{n} tool result{'s were' if n > 1 else ' was'} shortened to fit the model's context window "
                 f"of about {self.limit:,} tokens") if n else None
 
-    def fit(self, history: list[dict], own: int, latest: int) -> list[dict]:
-        """`history` within the limit: messages before `own` (the system prompt and the request) are kept
-        whole, those from `latest` on are the last step's. Unchanged when it already fits."""
+    def fit(self, history: list[dict]) -> list[dict]:
+        """`history` within the limit; unchanged when it already fits."""
         if not self.limit or size(history) <= self.limit:
             return history
         out = list(history)
+        own, latest = self.own, self.latest
         earlier = range(own, min(latest, len(out)))
         for i in (i for i in earlier if _is_result(out[i])):  # the earlier steps' results, oldest first
             out[i] = self._cut(out[i], KEPT_CHARS)

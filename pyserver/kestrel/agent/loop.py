@@ -81,46 +81,39 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
     """The run's result (AgentResult's fields); the steps are also sent as `kestrel/agentStep`. With `write`
     the write tools (it proposes a step's changes), with `run_command` the run tool (it asks, then runs).
     `window`: the model's context window in tokens when it is known (0: not known), which the history is
-    kept within (history.py)."""
+    kept within (history.py); `trimmed` then says what was cut."""
+    budget = HistoryBudget.for_window(window, max_tokens)
+    result = await _steps(run, provider, turns, messages, reader, notify, max_steps, max_tokens, native, write,
+                          run_command, budget)
+    return {**result, "trimmed": budget.note} if budget.note else result
+
+
+async def _steps(run: AgentRun, provider: Provider, turns: ChatEngine, messages: list[dict],
+                 reader: WorkspaceReader, notify: Callable[[str, Any], None], max_steps: int,
+                 max_tokens: int | None, native: bool, write: Proposer | None, run_command: Runner | None,
+                 budget: HistoryBudget) -> dict:
     toolbox = Toolbox(TOOLS + (WRITE_TOOLS if write else []) + ([RUN_TOOL] if run_command else []))
-    tools = toolbox.wire() if native else None
     # A client's own system message (the chat panel sends one) follows the agent's: one system message.
     theirs = "".join(f"\n\n{m['content']}" for m in messages if m.get("role") == "system" and isinstance(m.get("content"), str))
     history = [{"role": "system", "content": system_prompt(toolbox, native) + theirs},
                *(m for m in messages if m.get("role") != "system")]
-    budget = HistoryBudget.for_window(window, max_tokens)
-    own = latest = len(history)  # the system prompt and the request (never cut); where the last step begins
+    budget.own = budget.latest = len(history)  # the system prompt and the request (never cut); the last step
     steps: list[dict] = []
     text = ""
-
-    async def turn(history: list[dict]) -> tuple[dict, list[dict]]:
-        """One model call on the history fitted to the budget, and that history. An empty stream (llama.cpp's
-        answer to a prompt over its window, which the user may not have told Kestrel) is asked once more
-        with the history shortened to two thirds."""
-        history = budget.fit(history, own, latest)
-        result = await turns.turn(provider, run.id, history, max_tokens=max_tokens, tools=tools)
-        if result.get("error") == NOTHING_BACK and not run.stopped and len(history) > own:
-            budget.limit = min(budget.limit or size(history), size(history) * 2 // 3)
-            history = budget.fit(history, own, latest)
-            result = await turns.turn(provider, run.id, history, max_tokens=max_tokens, tools=tools)
-        if budget.note:
-            result["trimmed"] = budget.note
-        return result, history
-
+    ask = {"max_tokens": max_tokens, "tools": toolbox.wire() if native else None}
     for step in range(1, max_steps + 1):
         if run.stopped:  # stopped while its tools ran, or before the look-first retry
             return {"id": run.id, "text": text, "steps": steps, "stopped": True}
         run.streaming = True
         try:
-            result, history = await turn(history)
+            result, history = await _fitted_turn(turns, provider, run, history, budget, ask)
         finally:
             run.streaming = False
         text = result["text"]
-        trimmed = {"trimmed": result["trimmed"]} if result.get("trimmed") else {}
         if result.get("error"):
-            return {"id": run.id, "text": text, "steps": steps, "error": result["error"], **trimmed}
+            return {"id": run.id, "text": text, "steps": steps, "error": result["error"]}
         if result.get("stopped") or run.stopped:
-            return {"id": run.id, "text": text, "steps": steps, "stopped": True, **trimmed}
+            return {"id": run.id, "text": text, "steps": steps, "stopped": True}
         native_calls = result.get("toolCalls") or []
         calls = [_read_native(raw, toolbox) for raw in native_calls] if native_calls else (
             parse(text, None, toolbox) or unoffered(text, toolbox))
@@ -133,15 +126,15 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
             history = [*history, {"role": "assistant", "content": text}, {"role": "user", "content": LOOK_FIRST}]
             continue
         if not calls:
-            return {"id": run.id, "text": text, "steps": steps, **trimmed}
+            return {"id": run.id, "text": text, "steps": steps}
         done = await _run_calls(calls[:MAX_CALLS_PER_STEP], run, reader, write, run_command)
         shown = [{"name": c.name, "arguments": _shown_arguments(c.arguments), "found": c.path, "ok": o.ok,
                   "result": o.text[:SHOWN_RESULT_CHARS]} for c, o in done]
         steps.append({"id": run.id, "step": step, "calls": shown})
         notify("kestrel/agentStep", steps[-1])
         if run.stopped:
-            return {"id": run.id, "text": text, "steps": steps, "stopped": True, **trimmed}
-        latest = len(history)
+            return {"id": run.id, "text": text, "steps": steps, "stopped": True}
+        budget.latest = len(history)
         if native_calls:
             history = [*history, *_native_answers(text, native_calls, done, run)]
         else:
@@ -150,12 +143,25 @@ async def run_agent(run: AgentRun, provider: Provider, turns: ChatEngine, messag
     # Out of steps: one more call, told to answer now, so the user gets an answer rather than a tool call.
     history = [*history, {"role": "user", "content": ANSWER_NOW}]
     # (The tools are still offered: an endpoint may refuse a history of native calls without them.)
-    result, history = await turn(history)
+    result, history = await _fitted_turn(turns, provider, run, history, budget, ask)
     called = result.get("toolCalls") or parse(result["text"], None, toolbox)
     final = text if called or not result["text"].strip() else result["text"]
     return {"id": run.id, "text": final, "steps": steps, "stepLimit": True,
-            **({"error": result["error"]} if result.get("error") else {}),
-            **({"trimmed": result["trimmed"]} if result.get("trimmed") else {})}
+            **({"error": result["error"]} if result.get("error") else {})}
+
+
+async def _fitted_turn(turns: ChatEngine, provider: Provider, run: AgentRun, history: list[dict],
+                       budget: HistoryBudget, ask: dict) -> tuple[dict, list[dict]]:
+    """One model call on the history fitted to the budget, and that history. An empty stream (llama.cpp's
+    answer to a prompt over its window, which the user may not have told Kestrel) is asked once more with
+    the history shortened to two thirds."""
+    history = budget.fit(history)
+    result = await turns.turn(provider, run.id, history, **ask)
+    if result.get("error") == NOTHING_BACK and not run.stopped and len(history) > budget.own:
+        budget.limit = min(budget.limit or size(history), size(history) * 2 // 3)
+        history = budget.fit(history)
+        result = await turns.turn(provider, run.id, history, **ask)
+    return result, history
 
 
 async def _run_calls(todo: list[ToolCall], run: AgentRun, reader: WorkspaceReader, write: Proposer | None,

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import clean_env, kestrel, mock_options, wait_for
-from kestrel.agent.read_tools import MAX_RESULT_CHARS, WorkspaceReader
+from kestrel.agent.loop import AgentRun, _told_repeats
+from kestrel.agent.read_tools import MAX_RESULT_CHARS, ToolResult, WorkspaceReader
+from kestrel.agent.tool_calls import ToolCall
 from kestrel.context.codebase_index import CodebaseIndex
 from kestrel.context.workspace_index import WorkspaceIndex
 
@@ -217,6 +219,19 @@ async def test_a_run_that_never_answers_stops_at_its_step_limit(mock, tmp_path):
         # Two steps, then one call told to answer now: the user gets an answer, not a tool call.
         assert result.text == "There are two modules."
         assert len(agent_requests(mock)) == 3
+        # The same call again with nothing changed: the model is told it is going round in a loop.
+        first, second = (json.dumps(agent_requests(mock)[2]["body"]["messages"][k]) for k in (-4, -2))
+        assert "same call" not in first and "You made this same call in step 1 and nothing has changed" in second
+
+
+def test_a_repeated_call_is_marked_until_a_change_is_made():
+    run = AgentRun(id="r")
+    tests, edit = ToolCall("run_command", {"command": "pytest"}), ToolCall("edit_file", {"path": "a.py"})
+    fail, ok = ToolResult(False, "1 failed"), ToolResult(True, "a.py changed")
+    assert _told_repeats([(tests, fail)], run, 1)[0][1] == fail
+    assert _told_repeats([(tests, fail)], run, 2)[0][1].text.startswith("(You made this same call in step 1")
+    assert _told_repeats([(edit, ok)], run, 3)[0][1] == ok  # an accepted change: the tests are a new question
+    assert _told_repeats([(tests, fail)], run, 4)[0][1] == fail
 
 
 async def test_a_secret_asked_for_never_reaches_the_model(mock, tmp_path):

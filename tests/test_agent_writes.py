@@ -103,6 +103,8 @@ def test_a_write_proposes_a_new_file_in_a_new_folder_and_an_edit_of_the_editor_s
     assert edit.before == unsaved and edit.after == "def parse_due(text):\n    return text.strip()\n"
     with pytest.raises(ToolRefused, match="changes nothing"):
         writer(root).propose("write_file", {"path": "tasky/utils.py", "content": (root / "tasky" / "utils.py").read_text()})
+    with pytest.raises(ToolRefused, match="new_text is old_text again"):  # numbered as read_file shows them
+        writer(root).propose("edit_file", {"path": "tasky/utils.py", "old_text": "3:     return text", "new_text": "3:     return text\n"})
 
 
 class Editor:
@@ -167,6 +169,20 @@ async def test_an_accepted_change_is_made_through_the_editor_and_the_model_is_to
         assert "edit_file" in system and "write_file" in system and "may reject it" in system
         assert "tasky/utils.py changed (+1 -1 lines)" in told(mock, 1)
         assert result.steps[0].calls[0].name == "edit_file" and result.steps[0].calls[0].ok
+
+
+async def test_a_call_to_an_invented_tool_is_answered_with_the_tools_there_are(mock, tmp_path):
+    """A small model asks for `rename_function` in a fenced JSON object (the 1.5B did, 3 of 8 renames):
+    it is told which tools it has, writes included, instead of that JSON being shown as the answer."""
+    root = project(tmp_path / "ws")
+    invented = '```json\n{"name": "rename_function", "arguments": {"old_name": "parse_due", "new_name": "due"}}\n```'
+    mock.configure(text=invented, rules=[{"match": "there is no tool", "text": "I will use edit_file."}])
+    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        result = await client.protocol.send_request_async(
+            "kestrel/agent", {"prompt": "rename parse_due to due", "allowWrites": True})
+        assert result.text == "I will use edit_file." and result.steps[0].calls[0].ok is False
+        assert "there is no tool 'rename_function': use one of read_file" in told(mock, 1)
+        assert "edit_file, write_file" in told(mock, 1)
 
 
 async def test_a_rejected_change_is_not_made_and_the_model_is_told_not_to_make_it_again(mock, tmp_path):

@@ -48,6 +48,11 @@ def apply_to_disk(edit: types.WorkspaceEdit) -> None:
             path.write_text(apply_text_edits(path.read_text(encoding="utf-8"), list(change.edits)), encoding="utf-8")
 
 
+def _fields(value: Any) -> dict[str, Any]:
+    """A result object's fields (pygls reads a custom method's result as namedtuples)."""
+    return value._asdict() if hasattr(value, "_asdict") else dict(value or {})
+
+
 async def trial(task: AgentTask, env: dict[str, str], log: Any, n: int, kestrel_src: str | None = None,
                 context_tokens: int = 0) -> dict[str, Any]:
     """Trial `n` of `task`: the outcome, the steps and calls (a failed call with what the model was told),
@@ -81,5 +86,7 @@ async def trial(task: AgentTask, env: dict[str, str], log: Any, n: int, kestrel_
     calls = [c for s in steps for c in s.calls]
     return {"task": task.id, "kind": task.kind, "trial": n, "passed": passed, "why": why, "seconds": round(seconds, 1),
             "steps": len(steps), "calls": [c.name for c in calls], "failedCalls": sum(not c.ok for c in calls),
-            "refusals": [f"{c.name}: {c.result[:200]}" for c in calls if not c.ok], "declined": asked, "stepLimit": bool(getattr(result, "stepLimit", False)), "error": error,
+            "refusals": [f"{c.name}: {c.result[:200]}" for c in calls if not c.ok],
+            "refusedArguments": [{k: str(v)[:160] for k, v in _fields(c.arguments).items()} for c in calls if not c.ok],
+            "declined": asked, "stepLimit": bool(getattr(result, "stepLimit", False)), "error": error,
             "trimmed": getattr(result, "trimmed", None), "answer": (getattr(result, "text", "") or "")[:300]}

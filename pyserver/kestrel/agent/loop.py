@@ -11,6 +11,7 @@ call; writes wait for the user's review; at `max_steps` one more call is told to
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
@@ -23,6 +24,7 @@ from .run_tool import RUN_NAME, RUN_TOOL
 from .tool_calls import NATIVE, ToolCall, Toolbox, parse, unoffered
 from .write_tools import WRITE_NAMES, WRITE_TOOLS
 
+READ_NAMES = tuple(t["name"] for t in TOOLS)
 DEFAULT_STEPS, MAX_STEPS = 6, 20
 MAX_CALLS_PER_STEP = 4  # a step that prints more calls gets the first ones run (the model is told)
 SHOWN_RESULT_CHARS = 400  # of a tool result or a long argument, in the step notification (the model gets all of it)
@@ -60,6 +62,7 @@ class AgentRun:
     stopped: bool = False
     streaming: bool = False  # a model call is streaming (a steer then goes to the turn streamer)
     nudged: bool = False  # told once to look at the workspace before answering
+    called: dict[str, int] = field(default_factory=dict)  # each call made (name and arguments): its first step
 
 
 def system_prompt(toolbox: Toolbox, native: bool = False) -> str:
@@ -127,7 +130,7 @@ async def _steps(run: AgentRun, provider: Provider, turns: ChatEngine, messages:
             continue
         if not calls:
             return {"id": run.id, "text": text, "steps": steps}
-        done = await _run_calls(calls[:MAX_CALLS_PER_STEP], run, reader, write, run_command)
+        done = _told_repeats(await _run_calls(calls[:MAX_CALLS_PER_STEP], run, reader, write, run_command), run, step)
         shown = [{"name": c.name, "arguments": _shown_arguments(c.arguments), "found": c.path, "ok": o.ok,
                   "result": o.text[:SHOWN_RESULT_CHARS]} for c, o in done]
         steps.append({"id": run.id, "step": step, "calls": shown})
@@ -178,11 +181,32 @@ async def _run_calls(todo: list[ToolCall], run: AgentRun, reader: WorkspaceReade
             n = next((k for k, c in enumerate(todo) if c.name not in WRITE_NAMES), len(todo))
             done.extend(zip(todo[:n], await write(todo[:n])))
             todo = todo[n:]
+        elif todo[0].name not in READ_NAMES:  # a tool the model invented, or one this run does not offer
+            offered = [*READ_NAMES, *([t["name"] for t in WRITE_TOOLS] if write else []), *([RUN_NAME] if run_command else [])]
+            done.append((todo[0], ToolResult(False, f"there is no tool {todo[0].name!r}: use one of {', '.join(offered)}")))
+            todo = todo[1:]
         else:
             outcome = await asyncio.to_thread(reader.run, todo[0].name, todo[0].arguments)  # the event loop keeps serving
             done.append((todo[0], outcome))
             todo = todo[1:]
     return done
+
+
+def _told_repeats(done: list[tuple[ToolCall, ToolResult]], run: AgentRun, step: int) -> list[tuple[ToolCall, ToolResult]]:
+    """The results, a call made before with nothing changed since marked as such: a small model in a loop
+    (the 1.5B ran one search_code 9-10 times, or re-sent one refused edit to the step limit) is told so.
+    A change made forgets the calls before it (the tests run again after an edit are a new question)."""
+    out = []
+    for call, outcome in done:
+        key = call.name + json.dumps(call.arguments, sort_keys=True, default=str)
+        first = run.called.setdefault(key, step)
+        if first < step:
+            outcome = ToolResult(outcome.ok, f"(You made this same call in step {first} and nothing has changed "
+                                             f"since. Use what it showed, or do something else.)\n{outcome.text}")
+        out.append((call, outcome))
+    if any(call.name in WRITE_NAMES and outcome.ok for call, outcome in done):
+        run.called.clear()
+    return out
 
 
 def _shown_arguments(arguments: dict[str, Any]) -> dict[str, Any]:

@@ -100,6 +100,9 @@ class WorkspaceWriter:
             if file not in pending and not file.exists():
                 raise ToolRefused(f"{path} is not a file of the workspace: list_files shows what there is")
             before = pending[file] if file in pending else self._current(file)
+            if _unnumbered(old).strip() == _unnumbered(new).strip():
+                raise ToolRefused(f"new_text is old_text again, so nothing in {rel} changes: new_text is the lines "
+                                  "as they should be after your change")
             return self._change(rel, file, before, replace_once(before, old, new, rel))
         raise ToolRefused(f"there is no tool {name!r}")
 

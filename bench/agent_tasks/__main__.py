@@ -52,7 +52,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         base_url, model_name, model_path = server.base_url, model.name, str(model.path)
     env = server_env(base_url, model_name, None, args.kestrel_src)
     env.update(KESTREL_PROVIDER="chat", KESTREL_CACHE_DIR=tempfile.mkdtemp(prefix="kestrel-agent-tasks-cache-"))
-    env.update({k: v for k, v in os.environ.items() if k == "KESTREL_AGENT_DUMP"})  # DIAG-ONLY
     if args.base_url and os.environ.get("OPENAI_API_KEY"):  # the endpoint's key, from the environment only
         env["OPENAI_API_KEY"] = os.environ["OPENAI_API_KEY"]
     records: list[dict[str, Any]] = []

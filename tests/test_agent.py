@@ -363,7 +363,7 @@ def test_native_answers_are_cut_oldest_first_and_never_dropped():
     def step(k: int) -> list[dict]:
         return [{"role": "assistant", "content": None, "tool_calls": [
                     {"id": f"c{k}", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}]},
-                {"role": "tool", "tool_call_id": f"c{k}", "content": big_module(f"m{k}", 100)}]
+                {"role": "tool", "tool_call_id": f"c{k}", "content": big_module(f"m{k}", 70)}]
     history = [{"role": "system", "content": "S" * 800}, {"role": "user", "content": "Q"}, *step(1), *step(2), *step(3)]
     budget = HistoryBudget.for_window(4096, None)
     budget.own, budget.latest = 2, 6
@@ -374,3 +374,20 @@ def test_native_answers_are_cut_oldest_first_and_never_dropped():
     assert fitted[5] == history[5]  # the second step's result fitted once the first was cut
     assert budget.fit(fitted) == fitted and budget.note.startswith("1 tool result was")
     assert HistoryBudget.for_window(0, None).fit(history) is history  # a window not known: nothing cut
+
+
+def test_a_long_run_whose_heads_outgrow_the_window_is_cut_to_a_line_a_result():
+    """Ten steps of four results each (the 1.5B's runs to the step limit): their heads alone are over
+    the window, so the earlier ones go down to a line each; still nothing is dropped or cut twice in the note."""
+    from kestrel.agent.history import HistoryBudget, size
+
+    results = "\n".join(f"<tool_response>\n{big_module(f'r{k}', 12)}\n</tool_response>" for k in range(4))
+    history = [{"role": "system", "content": "S" * 3600}, {"role": "user", "content": "Q"}]
+    for k in range(10):
+        history += [{"role": "assistant", "content": f"step {k} " + "x" * 600}, {"role": "user", "content": results}]
+    budget = HistoryBudget.for_window(4096, None)
+    budget.own, budget.latest = 2, len(history) - 2
+    fitted = budget.fit(history)
+    assert len(fitted) == len(history) and size(fitted) <= budget.limit and fitted[-2:] == history[-2:]
+    assert "(these 4 results left out to fit the model's context window" in fitted[2 + 1]["content"]
+    assert budget.note.startswith("9 tool results were")  # one per earlier step, however often it was cut

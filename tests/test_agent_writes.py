@@ -19,7 +19,7 @@ from lsprotocol import types
 from conftest import clean_env, kestrel, mock_options
 from kestrel.agent.read_tools import ToolRefused
 from kestrel.agent.write_tools import ANNOTATION, ProposedChange, WorkspaceWriter, hunks, replace_once, workspace_edit
-from test_agent import SECRET, agent_requests, call, project, reader
+from test_agent import SECRET, UTILS, agent_requests, call, project, reader
 
 UTILS_AFTER = "def parse_due(text):\n    \"\"\"An ISO date.\"\"\"\n    return text.strip()\n"
 
@@ -95,16 +95,84 @@ def test_a_write_out_of_the_workspace_or_to_a_secret_is_refused(tmp_path, path):
 
 def test_a_write_proposes_a_new_file_in_a_new_folder_and_an_edit_of_the_editor_s_text(tmp_path):
     root = project(tmp_path / "ws")
-    new = writer(root).propose("write_file", {"path": "./tasky/sub/new.py", "content": "x = 1\n"})
+    [new] = writer(root).propose("write_file", {"path": "./tasky/sub/new.py", "content": "x = 1\n"})
     assert new.before is None and new.rel == "tasky/sub/new.py" and not new.file.exists()
     unsaved = "def parse_due(text):\n    return text  # unsaved\n"
-    edit = writer(root, {root / "tasky" / "utils.py": unsaved}).propose(
+    [edit] = writer(root, {root / "tasky" / "utils.py": unsaved}).propose(
         "edit_file", {"path": "tasky/utils.py", "old_text": "return text  # unsaved", "new_text": "return text.strip()"})
     assert edit.before == unsaved and edit.after == "def parse_due(text):\n    return text.strip()\n"
     with pytest.raises(ToolRefused, match="changes nothing"):
         writer(root).propose("write_file", {"path": "tasky/utils.py", "content": (root / "tasky" / "utils.py").read_text()})
+    [numbered] = writer(root).propose("write_file", {"path": "tasky/new.py", "content": "1: def f():\n2:     return 1\n3: \n"})
+    assert numbered.after == "def f():\n    return 1\n\n"  # read_file's numbers are not the file's text
     with pytest.raises(ToolRefused, match="new_text is old_text again"):  # numbered as read_file shows them
         writer(root).propose("edit_file", {"path": "tasky/utils.py", "old_text": "3:     return text", "new_text": "3:     return text\n"})
+
+
+SHAPES = ("import functools\n\n\nclass Shape:\n    @functools.cache\n    def area(self):\n        return 0\n\n"
+          "    def name(self):\n        return 'shape'\n\n\nclass Square(Shape):\n    def area(self):\n        return 1\n")
+
+
+def test_a_whole_definition_replaces_the_one_its_name_names_at_its_place_and_indentation(tmp_path):
+    """replace_symbol: the model writes the function anew (what a small model writes reliably); it is
+    put where the old one stood, at its indentation, its decorators kept when the new code has none;
+    a fence or read_file's numbers around the code are not the code."""
+    root = project(tmp_path / "ws")
+    (root / "tasky" / "shapes.py").write_text(SHAPES)
+    w = writer(root)
+    [change] = w.propose("replace_symbol", {"path": "tasky/shapes.py", "symbol": "Square.area",
+                                            "code": "```python\ndef area(self):\n    return self.side ** 2\n```"})
+    assert change.after == SHAPES.replace("return 1", "return self.side ** 2")
+    [change] = w.propose("replace_symbol", {"path": "tasky/shapes.py", "symbol": "def name()",
+                                            "code": "9: def name(self):\n10:     return 'a shape'"})
+    assert change.after == SHAPES.replace("'shape'", "'a shape'")
+    [change] = w.propose("replace_symbol", {"path": "tasky/shapes.py", "symbol": "Shape.area",
+                                            "code": "def area(self):\n    return -1\n"})
+    assert change.after == SHAPES.replace("return 0", "return -1")  # @functools.cache kept
+    [change] = w.propose("replace_symbol", {"path": "tasky/utils.py", "symbol": "parse_due",
+                                            "code": "def parse_due(text):\n    return text.strip()\n"})
+    assert change.after == "def parse_due(text):\n    return text.strip()\n"
+    with pytest.raises(ToolRefused, match=r"'area' names 2 definitions in tasky/shapes.py: Shape.area \(line 5\), Square.area"):
+        w.propose("replace_symbol", {"path": "tasky/shapes.py", "symbol": "area", "code": "def area(self):\n    return 2\n"})
+    with pytest.raises(ToolRefused, match="defines no 'perimeter'; it defines: Shape, Shape.area, Shape.name, Square"):
+        w.propose("replace_symbol", {"path": "tasky/shapes.py", "symbol": "perimeter", "code": "def perimeter(self): ..."})
+    with pytest.raises(ToolRefused, match="would not parse"):  # a placeholder the 1.5B wrote in place of code
+        w.propose("replace_symbol", {"path": "tasky/utils.py", "symbol": "parse_due", "code": "... (corrected code)"})
+    with pytest.raises(ToolRefused, match="changes nothing"):
+        w.propose("replace_symbol", {"path": "tasky/utils.py", "symbol": "parse_due", "code": UTILS})
+    (root / "web.ts").write_text("export function total(xs: number[]): number {\n  return 0;\n}\n\nconst k = 1;\n")
+    [change] = w.propose("replace_symbol", {"path": "web.ts", "symbol": "total", "code":
+                                            "export function total(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}"})
+    assert change.after.startswith("export function total(xs: number[]): number {\n  return xs.reduce(") and change.after.endswith("\n\nconst k = 1;\n")
+    with pytest.raises(ToolRefused, match="would not parse"):
+        w.propose("replace_symbol", {"path": "web.ts", "symbol": "total", "code": "export function total(xs {"})
+
+
+def test_a_rename_changes_the_definition_its_imports_and_its_uses_and_nothing_else(tmp_path):
+    """rename_symbol (jedi): parse_due in utils.py, imported and called in models.py; a string that
+    says the name and another function that only shares a prefix stay as they are."""
+    root = project(tmp_path / "ws")
+    (root / "tasky" / "views.py").write_text("from tasky import utils\n\nLABEL = 'parse_due'\n\n\ndef show(t):\n"
+                                           "    return utils.parse_due(t)\n\n\ndef parse_due_later(t):\n    return t\n")
+    changes = writer(root).propose("rename_symbol", {"path": "tasky/utils.py", "symbol": "parse_due", "new_name": "read_due"})
+    after = {c.rel: c.after for c in changes}
+    assert sorted(after) == ["tasky/models.py", "tasky/utils.py", "tasky/views.py"]
+    assert after["tasky/utils.py"] == UTILS.replace("parse_due", "read_due")
+    assert after["tasky/models.py"] == "from .utils import read_due\n\nclass Task:\n    due = read_due('x')\n"
+    assert "utils.read_due(t)" in after["tasky/views.py"] and "LABEL = 'parse_due'" in after["tasky/views.py"]
+    assert "def parse_due_later(t)" in after["tasky/views.py"]
+    assert all(c.before == (root / c.rel).read_text() for c in changes)
+    with pytest.raises(ToolRefused, match="must be a Python name"):
+        writer(root).propose("rename_symbol", {"path": "tasky/utils.py", "symbol": "parse_due", "new_name": "read due"})
+    with pytest.raises(ToolRefused, match="defines no 'parse'"):
+        writer(root).propose("rename_symbol", {"path": "tasky/utils.py", "symbol": "parse", "new_name": "read"})
+    (root / "web.ts").write_text("export function total() {}\n")
+    with pytest.raises(ToolRefused, match="renames Python names"):
+        writer(root).propose("rename_symbol", {"path": "web.ts", "symbol": "total", "new_name": "sum"})
+    # A file the editor holds with unsaved text is not overwritten with a rename of its saved text.
+    unsaved = {root / "tasky" / "models.py": "from .utils import parse_due\n\nclass Task:\n    due = parse_due('y')\n"}
+    with pytest.raises(ToolRefused, match="tasky/models.py has changes that are not saved yet"):
+        writer(root, unsaved).propose("rename_symbol", {"path": "tasky/utils.py", "symbol": "parse_due", "new_name": "read_due"})
 
 
 class Editor:
@@ -171,6 +239,24 @@ async def test_an_accepted_change_is_made_through_the_editor_and_the_model_is_to
         assert result.steps[0].calls[0].name == "edit_file" and result.steps[0].calls[0].ok
 
 
+async def test_a_rename_is_one_review_of_every_file_and_the_model_hears_each_file_s_fate(mock, tmp_path):
+    root = project(tmp_path / "ws")
+    mock.configure(text=call("rename_symbol", path="tasky/utils.py", symbol="parse_due", new_name="read_due"),
+                   rules=[{"match": "<tool_response>", "text": "Renamed."}])
+    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        editor = Editor(client, keep=lambda name: name == "utils.py")  # models.py unticked in the preview
+        result = await client.protocol.send_request_async(
+            "kestrel/agent", {"prompt": "rename parse_due to read_due", "allowWrites": True})
+        assert result.text == "Renamed." and len(editor.proposals) == 1
+        assert editor.proposals[0].label == "Kestrel agent: change tasky/models.py, tasky/utils.py"
+        assert (root / "tasky" / "utils.py").read_text() == UTILS.replace("parse_due", "read_due")
+        assert "parse_due" in (root / "tasky" / "models.py").read_text()
+        [done] = result.steps[0].calls
+        assert done.ok is False and done.result.startswith("The user kept only part of this change")
+        assert "The user rejected this change to tasky/models.py" in told(mock, 1)
+        assert "tasky/utils.py changed (+1 -1 lines)" in told(mock, 1)
+
+
 async def test_a_call_to_an_invented_tool_is_answered_with_the_tools_there_are(mock, tmp_path):
     """A small model asks for `rename_function` in a fenced JSON object (the 1.5B did, 3 of 8 renames):
     it is told which tools it has, writes included, instead of that JSON being shown as the answer."""
@@ -182,7 +268,7 @@ async def test_a_call_to_an_invented_tool_is_answered_with_the_tools_there_are(m
             "kestrel/agent", {"prompt": "rename parse_due to due", "allowWrites": True})
         assert result.text == "I will use edit_file." and result.steps[0].calls[0].ok is False
         assert "there is no tool 'rename_function': use one of read_file" in told(mock, 1)
-        assert "edit_file, write_file" in told(mock, 1)
+        assert "edit_file, write_file, replace_symbol, rename_symbol" in told(mock, 1)
 
 
 async def test_a_rejected_change_is_not_made_and_the_model_is_told_not_to_make_it_again(mock, tmp_path):

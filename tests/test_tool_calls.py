@@ -72,5 +72,5 @@ def test_code_in_a_python_triple_quoted_string_is_read_as_written():
     printed = ('```json\n{\n  "name": "edit_file",\n  "arguments": {\n    "path": "a.py",\n    "old_text": """\n'
                'if k == 0:\n    return []\n""",\n    "new_text": \'\'\'if k == 0:\n    return [[]]  # "empty"\n\'\'\'\n  }\n}\n```')
     assert parse(printed, None, tools) == [ToolCall("edit_file", {
-        "path": "a.py", "old_text": "\nif k == 0:\n    return []\n", "new_text": 'if k == 0:\n    return [[]]  # "empty"\n'},
+        "path": "a.py", "old_text": "if k == 0:\n    return []\n", "new_text": 'if k == 0:\n    return [[]]  # "empty"\n'},
         REPAIRED)]

@@ -51,9 +51,13 @@ describe("#agent", () => {
       write("write_file", false, "The user rejected this change to a.py: it was not made."),
       write("edit_file", true, "The user kept only part of this change to a.py: the parts left out were rejected."),
       write("edit_file", false, "old_text is not in a.py: read_file shows its lines as they are now"),
+      { ...write("replace_symbol", true, "The user accepted the change: a.py changed (+2 -1 lines)."), arguments: { path: "a.py", symbol: "parse" } },
+      { ...write("rename_symbol", false, "The user kept only part of this change; the rest was not made:\nThe user accepted…"),
+        arguments: { path: "a.py", symbol: "parse", new_name: "read" } },
     ] })).toEqual([
       "Proposed a change to a.py: kept", "Proposed a.py: rejected", "Proposed a change to a.py: kept in part",
-      "Proposed a change to a.py: failed (old_text is not in a.py: read_file shows its lines as they are now)"]);
+      "Proposed a change to a.py: failed (old_text is not in a.py: read_file shows its lines as they are now)",
+      "Proposed a new parse in a.py: kept", "Proposed renaming parse to read: kept in part"]);
   });
 
   it("says what came of each command the agent asked to run", () => {

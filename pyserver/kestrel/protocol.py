@@ -110,7 +110,7 @@ class AgentParams:
     messages: list[ChatMessage] | None = None  # the conversation; default: one user message, `prompt`
     prompt: str | None = None
     max_steps: int | None = None  # tool steps (model calls) before it must answer (default 6, at most 20)
-    # Offer the write tools (edit_file, write_file): each change is proposed as a workspace/applyEdit whose
+    # Offer the write tools (edit_file, write_file, replace_symbol, rename_symbol): each change is proposed as a workspace/applyEdit whose
     # edits need the user's confirmation. Only honoured for a client with change annotation support;
     # VS Code sends it in a trusted workspace only.
     allow_writes: bool | None = None

@@ -42,8 +42,12 @@ const WHAT: Record<string, (a: Record<string, unknown>) => string> = {
   search_code: (a) => `Searched the code for “${a.query}”`,
   edit_file: (a) => `Proposed a change to ${a.path}`,
   write_file: (a) => `Proposed ${a.path}`,
+  replace_symbol: (a) => `Proposed a new ${a.symbol} in ${a.path}`,
+  rename_symbol: (a) => `Proposed renaming ${a.symbol} to ${a.new_name}`,
   run_command: (a) => `Ran “${clip(String(a.command ?? ""))}”`,
 };
+
+const WRITES = new Set(["edit_file", "write_file", "replace_symbol", "rename_symbol"]);
 
 function clip(text: string): string {
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
@@ -75,7 +79,7 @@ export function stepLines(step: AgentStepParams): string[] {
   return (step.calls ?? []).map((call) => {
     const args = call.arguments && typeof call.arguments === "object" ? call.arguments : {};
     const what = WHAT[call.name]?.(args) ?? `Called ${call.name}`;
-    const review = call.name === "edit_file" || call.name === "write_file" ? reviewed(call.result) : "";
+    const review = WRITES.has(call.name) ? reviewed(call.result) : "";
     if (review) return `${what}: ${review}`;
     const outcome = call.name === "run_command" ? ran(call) : "";
     if (outcome) return outcome;

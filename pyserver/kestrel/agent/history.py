@@ -9,13 +9,15 @@ prompt and the request are never cut, no message is dropped, and a cut is kept f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..chat import fit
-from ..context.window import CHARS_PER_TOKEN
 
 ANSWER_TOKENS = 768  # kept for a step's answer: a call with an edit's old and new text
 KEPT_CHARS = 240  # of an earlier step's result or call: its head
+# A tool result is denser than prose: read_file's numbered lines are 2.3-2.9 characters a token in
+# Qwen2.5's tokenizer, search results 3.5-3.8 (chat/fit.py counts 3.5).
+RESULT_CHARS_PER_TOKEN = 2.5
 _RESPONSE = re.compile(r"(<tool_response>\n)(.*?)(\n</tool_response>)", re.S)
 _LEFT_OUT = "left out to fit the model's context window"
 
@@ -28,7 +30,7 @@ class HistoryBudget:
     limit: int = 0
     own: int = 0  # messages before this one (the system prompt and the request) are never cut
     latest: int = 0  # the last step's messages begin here
-    cut_results: int = 0
+    cut: set[int] = field(default_factory=set)  # the results cut so far (their places in the history)
 
     @classmethod
     def for_window(cls, window: int, max_tokens: int | None) -> "HistoryBudget":
@@ -39,7 +41,7 @@ class HistoryBudget:
     @property
     def note(self) -> str | None:
         """What was left out, for the user; None when nothing was."""
-        n = self.cut_results
+        n = len(self.cut)
         return (f"{n} tool result{'s were' if n > 1 else ' was'} shortened to fit the model's context window "
                 f"of about {self.limit:,} tokens") if n else None
 
@@ -48,42 +50,49 @@ class HistoryBudget:
         if not self.limit or size(history) <= self.limit:
             return history
         out = list(history)
-        own, latest = self.own, self.latest
-        earlier = range(own, min(latest, len(out)))
-        for i in (i for i in earlier if _is_result(out[i])):  # the earlier steps' results, oldest first
-            out[i] = self._cut(out[i], KEPT_CHARS)
-            if size(out) <= self.limit:
-                return out
-        for i in (i for i in earlier if out[i].get("role") == "assistant"):  # then their calls
-            content = out[i].get("content")
-            if isinstance(content, str):
-                out[i] = {**out[i], "content": _head(content, KEPT_CHARS, "of this step's text")}
-            if size(out) <= self.limit:
-                return out
-        for i in (i for i in range(latest, len(out)) if _is_result(out[i])):  # last, the latest results
+        earlier = range(self.own, min(self.latest, len(out)))
+        # The earlier steps' results, oldest first, then their calls: to their heads, and when a long run's
+        # heads alone outgrow the window (10 steps of 4 results), to a line that says they were left out.
+        for keep in (KEPT_CHARS, 0):
+            for i in (i for i in earlier if _is_result(out[i])):
+                out[i] = self._cut(out, i, keep)
+                if size(out) <= self.limit:
+                    return out
+            for i in (i for i in earlier if out[i].get("role") == "assistant" and isinstance(out[i].get("content"), str)):
+                out[i] = {**out[i], "content": _head(out[i]["content"], keep, "of this step's text")}
+                if size(out) <= self.limit:
+                    return out
+        for i in (i for i in range(self.latest, len(out)) if _is_result(out[i])):  # last, the latest results
             over = size(out) - self.limit
             if over <= 0:
                 break
-            text = out[i]["content"]
-            out[i] = self._cut(out[i], max(len(text) - int(over * CHARS_PER_TOKEN) - 200, KEPT_CHARS))
+            out[i] = self._cut(out, i, max(len(out[i]["content"]) - int(over * RESULT_CHARS_PER_TOKEN) - 200, KEPT_CHARS))
         return out
 
-    def _cut(self, message: dict, keep: int) -> dict:
+    def _cut(self, history: list[dict], i: int, keep: int) -> dict:
+        message = history[i]
         content = message["content"]
+        blocks = len(_RESPONSE.findall(content))
         if message.get("role") == "tool":
             cut = _head(content, keep)
-        else:  # the text protocol's one message of `<tool_response>` blocks: each block cut on its own
+        elif keep or blocks < 2:  # the text protocol's one message of `<tool_response>` blocks: each cut on its own
             cut = _RESPONSE.sub(lambda m: m.group(1) + _head(m.group(2), keep) + m.group(3), content)
+        else:  # down to a line: one for the step's results together
+            cut = f"<tool_response>\n(these {blocks} results {_LEFT_OUT}; call the tools again if you need them)\n</tool_response>"
+            cut = cut if len(cut) < len(content) else content
         if cut == content:
             return message
-        self.cut_results += 1
+        self.cut.add(i)
         return {**message, "content": cut}
 
 
 def size(messages: list[dict]) -> int:
-    """The history's tokens, estimated as chat/fit.py does, with native calls' arguments (an edit's text)."""
+    """The history's tokens, estimated as chat/fit.py does, with native calls' arguments (an edit's text),
+    tool results counted at their own, denser rate."""
     calls = (c.get("function") or {} for m in messages for c in m.get("tool_calls") or ())
-    return fit.size(messages) + sum(fit.tokens(str(f.get("name", "")) + str(f.get("arguments", ""))) for f in calls)
+    results = [m for m in messages if _is_result(m)]
+    dense = sum(int(len(m["content"]) / RESULT_CHARS_PER_TOKEN) - fit.tokens(m["content"]) + 1 for m in results)
+    return fit.size(messages) + dense + sum(fit.tokens(str(f.get("name", "")) + str(f.get("arguments", ""))) for f in calls)
 
 
 def _is_result(message: dict) -> bool:
@@ -94,12 +103,16 @@ def _is_result(message: dict) -> bool:
 
 def _head(text: str, keep: int, what: str = "") -> str:
     """`text`'s first `keep` characters, ended at a line end, and how much is left out (`what` is; a tool
-    result's says the tool can be called again); `text` itself when it is short or already cut."""
+    result's says the tool can be called again); `text` itself when it is short or already cut as far.
+    `keep` 0: only the line saying it was left out."""
+    again = "" if what else "; call the tool again if you need them"
+    if not keep:
+        stub = f"({what.removeprefix('of ') if what else 'this result'} {_LEFT_OUT}{again})"
+        return stub if len(text) > len(stub) else text
     if len(text) <= keep + 120 or _LEFT_OUT in text[-200:]:
         return text
     end = text.rfind("\n", 0, keep)
     end = end if end > keep // 2 else keep
     rest = text[end:]
     lines = f"{rest.count(chr(10)) + 1} more lines" + (f" {what}" if what else "")
-    again = "" if what else "; call the tool again if you need them"
     return f"{text[:end].rstrip()}\n… ({lines} {_LEFT_OUT}{again})"

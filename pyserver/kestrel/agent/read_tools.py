@@ -182,6 +182,19 @@ class WorkspaceReader:
         return "\n\n".join(f"{h.path} lines {h.start + 1}-{h.end + 1}:\n{h.text}" for h in hits)
 
 
+NUMBERED = re.compile(r"^\d+: ?", re.M)  # read_file's `12: ` before each line
+
+
+def numbered(block: str) -> bool:
+    """Every line of `block` carries read_file's number (a model copied them with the code)."""
+    lines = [ln for ln in block.split("\n") if ln.strip()]
+    return bool(lines) and all(NUMBERED.match(ln) for ln in lines)
+
+
+def unnumbered(block: str) -> str:
+    return NUMBERED.sub("", block)
+
+
 def _params(name: str) -> set[str]:
     return {k for t in TOOLS if t["name"] == name for k in t["parameters"].get("properties", {})}
 

@@ -129,7 +129,7 @@ def _json(text: str) -> tuple[Any, str]:
         return json.loads(text), TEXT
     except (json.JSONDecodeError, ValueError):
         pass
-    quoted = _TRIPLE_QUOTED.sub(lambda m: json.dumps(m.group(2)), text)
+    quoted = _TRIPLE_QUOTED.sub(lambda m: json.dumps(m.group(2).removeprefix("\n")), text)  # as `"""\` would
     if quoted != text:
         try:
             return json.loads(quoted), REPAIRED

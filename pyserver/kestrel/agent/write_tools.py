@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
-from .read_tools import ToolRefused, ToolResult, WorkspaceReader
+from .read_tools import ToolRefused, ToolResult, WorkspaceReader, numbered, unnumbered
+from .symbol_edits import renamed_texts, replace_definition
 
 ANNOTATION = "kestrel-agent"
 MAX_WRITE_CHARS = 200_000  # a file the agent writes (a model's answer is far shorter; this stops a runaway)
@@ -36,6 +36,20 @@ WRITE_TOOLS: list[dict[str, Any]] = [
          "path": {"type": "string", "description": "the file, relative to the workspace folder"},
          "content": {"type": "string", "description": "the file's whole new text"}},
          "required": ["path", "content"]}},
+    {"name": "replace_symbol", "description": "Replace a whole function, method or class of a workspace file "
+     "with its complete new code (its def or class line and all of its body). The user reviews the change.",
+     "parameters": {"type": "object", "properties": {
+         "path": {"type": "string", "description": "the file, relative to the workspace folder"},
+         "symbol": {"type": "string", "description": "its name: parse, or Parser.parse for a method"},
+         "code": {"type": "string", "description": "its complete new code"}},
+         "required": ["path", "symbol", "code"]}},
+    {"name": "rename_symbol", "description": "Rename a Python function, class, method or variable everywhere: "
+     "its definition, its imports and every use, in every file. The user reviews the change.",
+     "parameters": {"type": "object", "properties": {
+         "path": {"type": "string", "description": "the file that defines it, relative to the workspace folder"},
+         "symbol": {"type": "string", "description": "its name now"},
+         "new_name": {"type": "string", "description": "the name it gets"}},
+         "required": ["path", "symbol", "new_name"]}},
 ]
 WRITE_NAMES = frozenset(t["name"] for t in WRITE_TOOLS)
 
@@ -59,52 +73,89 @@ class WorkspaceWriter:
     def __init__(self, reader: WorkspaceReader) -> None:
         self.reader = reader
 
-    def plan(self, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[ProposedChange], list[int | ToolRefused]]:
+    def plan(self, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[ProposedChange], list[list[int] | ToolRefused]]:
         """The changes one step's write calls ask for, one per file (a later call on a file builds on
-        the earlier ones), and for each call the index of its file's change or why it was refused."""
+        the earlier ones), and for each call the indexes of its files' changes or why it was refused."""
         changes: list[ProposedChange] = []
         at: dict[Path, int] = {}
-        out: list[int | ToolRefused] = []
+        out: list[list[int] | ToolRefused] = []
         for name, arguments in calls:
             try:
-                change = self.propose(name, arguments, {c.file: c.after for c in changes})
+                made = self.propose(name, arguments, {c.file: c.after for c in changes})
             except ToolRefused as exc:
                 out.append(exc)
                 continue
-            if change.file in at:
-                k = at[change.file]
-                changes[k] = ProposedChange(change.rel, change.file, changes[k].before, change.after)
-            else:
-                at[change.file] = len(changes)
-                changes.append(change)
-            out.append(at[change.file])
+            for change in made:
+                if change.file in at:
+                    k = at[change.file]
+                    changes[k] = ProposedChange(change.rel, change.file, changes[k].before, change.after)
+                else:
+                    at[change.file] = len(changes)
+                    changes.append(change)
+            out.append([at[change.file] for change in made])
         return changes, out
 
-    def propose(self, name: str, arguments: dict[str, Any], pending: dict[Path, str] | None = None) -> ProposedChange:
-        """The change one call asks for (on top of `pending`: texts earlier calls of the step
-        proposed), or ToolRefused (the message is for the model)."""
+    def propose(self, name: str, arguments: dict[str, Any], pending: dict[Path, str] | None = None) -> list[ProposedChange]:
+        """The changes one call asks for, a file each (on top of `pending`: texts earlier calls of the
+        step proposed), or ToolRefused (the message is for the model)."""
         pending = pending or {}
         path = arguments.get("path")
         if name == "write_file":
             content = arguments.get("content")
             if not isinstance(content, str):
                 raise ToolRefused("write_file needs `content`: the file's whole new text")
+            if numbered(content):  # copied with read_file's line numbers (the 1.5B does): they are not the text
+                content = unnumbered(content)
             rel, file = self._target(path)
             before = pending[file] if file in pending else self._current(file) if file.exists() else None
-            return self._change(rel, file, before, content)
+            return [self._change(rel, file, before, content)]
         if name == "edit_file":
             old, new = arguments.get("old_text"), arguments.get("new_text")
             if not isinstance(old, str) or not old.strip() or not isinstance(new, str):
                 raise ToolRefused("edit_file needs `old_text` (the lines to replace, as the file has them) and `new_text`")
-            rel, file = self._target(path)  # (it may be new: created by an earlier call of the step)
-            if file not in pending and not file.exists():
-                raise ToolRefused(f"{path} is not a file of the workspace: list_files shows what there is")
-            before = pending[file] if file in pending else self._current(file)
-            if _unnumbered(old).strip() == _unnumbered(new).strip():
+            rel, file, before = self._existing(path, pending)
+            if unnumbered(old).strip() == unnumbered(new).strip():
                 raise ToolRefused(f"new_text is old_text again, so nothing in {rel} changes: new_text is the lines "
                                   "as they should be after your change")
-            return self._change(rel, file, before, replace_once(before, old, new, rel))
+            return [self._change(rel, file, before, replace_once(before, old, new, rel))]
+        if name == "replace_symbol":
+            rel, file, before = self._existing(path, pending)
+            after = replace_definition(before, file.suffix, arguments.get("symbol"), arguments.get("code"), rel)
+            return [self._change(rel, file, before, after)]
+        if name == "rename_symbol":
+            rel, file, before = self._existing(path, pending)
+            root = next(r for r in self.reader.roots if r.resolve() == file.resolve() or r.resolve() in file.resolve().parents)
+            texts = renamed_texts(root, file, before, arguments.get("symbol"), arguments.get("new_name"), rel)
+            return [self._renamed(root, changed, text, file, before, pending) for changed, text in sorted(texts.items())]
         raise ToolRefused(f"there is no tool {name!r}")
+
+    def _existing(self, path: Any, pending: dict[Path, str]) -> tuple[str, Path, str]:
+        """(its name, the file, its text) of a file that exists or an earlier call of the step creates."""
+        rel, file = self._target(path)
+        if file not in pending and not file.exists():
+            raise ToolRefused(f"{path} is not a file of the workspace: list_files shows what there is")
+        return rel, file, pending[file] if file in pending else self._current(file)
+
+    def _renamed(self, root: Path, changed: Path, text: str, defining: Path, before: str,
+                 pending: dict[Path, str]) -> ProposedChange:
+        """One file of a rename (`changed`, resolved, inside `root`) as a change. jedi read the other files
+        from disk: one the editor holds with other text (unsaved edits, or this step's) is refused rather
+        than overwritten."""
+        file = root / changed.relative_to(root.resolve())
+        self.reader.readable(file)
+        rel = file.relative_to(root).as_posix()
+        rel = rel if len(self.reader.roots) == 1 else f"{root.name}/{rel}"
+        if file.resolve() == defining.resolve():
+            return self._change(rel, file, before, text)
+        now = pending.get(file, self._current(file))
+        try:
+            disk = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            disk = None
+        if now != disk:
+            raise ToolRefused(f"{rel} has changes that are not saved yet, so it was not renamed; the user can save "
+                              "it, then call rename_symbol again")
+        return self._change(rel, file, now, text)
 
     def _change(self, rel: str, file: Path, before: str | None, after: str) -> ProposedChange:
         if len(after) > MAX_WRITE_CHARS:
@@ -156,8 +207,8 @@ def replace_once(text: str, old: str, new: str, rel: str) -> str:
     matched ignoring their indentation and trailing blanks (a model often re-indents what it copies),
     `new` then re-indented by the difference. Refused when not found, or found more than once. Lines
     copied with read_file's numbers (`12: code`) are read without them."""
-    if old not in text and _numbered(old):
-        old, new = _unnumbered(old), _unnumbered(new) if _numbered(new) else new
+    if old not in text and numbered(old):
+        old, new = unnumbered(old), unnumbered(new) if numbered(new) else new
     count = text.count(old)
     if count == 1:
         return text.replace(old, new, 1)
@@ -180,18 +231,6 @@ def replace_once(text: str, old: str, new: str, rel: str) -> str:
     new_lines = new.strip("\n").split("\n") if new.strip() else []
     shifted = [_reindent(s, gave, have) for s in new_lines]
     return "\n".join(lines[:i] + shifted + lines[i + len(want):])
-
-
-_NUMBERED = re.compile(r"^\d+: ?", re.M)
-
-
-def _numbered(block: str) -> bool:
-    lines = [ln for ln in block.split("\n") if ln.strip()]
-    return bool(lines) and all(_NUMBERED.match(ln) for ln in lines)
-
-
-def _unnumbered(block: str) -> str:
-    return _NUMBERED.sub("", block)
 
 
 def _indent(line: str) -> str:
@@ -267,6 +306,18 @@ def outcome(change: ProposedChange, applied: bool, now: str | None) -> ToolResul
                                 f"({_lines_changed(change.before or '', change.after)}).")
     return ToolResult(True, f"The user kept only part of this change to {change.rel}: the parts left out were "
                             "rejected; do not make them again unless asked. read_file shows the file as it is now.")
+
+
+def together(results: list[ToolResult]) -> ToolResult:
+    """One call's outcome from its files' (a rename changes several): ok when every file's change was kept."""
+    if len(results) == 1:
+        return results[0]
+    each = "\n".join(r.text for r in results)
+    if all(r.ok for r in results):
+        return ToolResult(True, f"The user accepted the change in all {len(results)} files:\n{each}")
+    if any(r.ok for r in results):  # (the client's line for it: "kept in part")
+        return ToolResult(False, f"The user kept only part of this change; the rest was not made:\n{each}")
+    return ToolResult(False, each)
 
 
 def _lines_changed(before: str, after: str) -> str:

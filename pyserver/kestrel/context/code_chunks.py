@@ -245,3 +245,31 @@ def _members(body: Any, prefix: str, symbols: list[Symbol]) -> None:
             name = _name_of(child)
             if name:
                 symbols.append(Symbol(name, prefix + name, child.type, child.start_point[0], child.end_point[0]))
+
+
+def syntax_error(text: str, suffix: str) -> str | None:
+    """Why `text` does not parse as the language of `suffix` ("line 4: invalid syntax"), or None when it
+    parses or the language has no parser here."""
+    if suffix in (".py", ".pyi"):
+        try:
+            ast.parse(text)
+        except SyntaxError as exc:
+            return f"line {exc.lineno}: {exc.msg}"
+        except (ValueError, RecursionError) as exc:
+            return str(exc)
+        return None
+    if suffix not in _LANGUAGES:
+        return None
+    try:
+        root = _parser(suffix).parse(text.encode("utf-8", "surrogatepass")).root_node
+    except Exception:  # a missing grammar wheel: nothing to say
+        return None
+    if not root.has_error:
+        return None
+    bad = [root]
+    while bad:
+        node = bad.pop()
+        if node.type == "ERROR" or node.is_missing:
+            return f"line {node.start_point[0] + 1}: {'missing ' + node.type if node.is_missing else 'a syntax error'}"
+        bad.extend(reversed([c for c in node.children if c.has_error or c.is_missing or c.type == "ERROR"]))
+    return "a syntax error"

@@ -91,10 +91,11 @@ class AgentFeature:
         """A step's write calls → their changes proposed to the user together (one `workspace/applyEdit`,
         every hunk needing confirmation) → what they kept of each file, told to the model per call."""
         from ..agent.read_tools import ToolResult
-        from ..agent.write_tools import outcome, workspace_edit
+        from ..agent.write_tools import outcome, together, workspace_edit
 
         async def propose(calls: list[ToolCall]) -> list[ToolResult]:
-            changes, planned = writer.plan([(c.name, c.arguments) for c in calls])
+            # In a thread: a rename's analysis (jedi) reads the project, and the server keeps serving meanwhile.
+            changes, planned = await asyncio.to_thread(writer.plan, [(c.name, c.arguments) for c in calls])
             results: dict[int, ToolResult] = {}
             if changes:
                 verb = "create" if all(c.before is None for c in changes) else "change"
@@ -110,7 +111,8 @@ class AgentFeature:
                 except Exception as exc:  # noqa: BLE001 - the client failed the request: the model is told, the run goes on
                     for k, change in enumerate(changes):
                         results[k] = ToolResult(False, f"the editor could not apply the change to {change.rel} ({exc}); nothing was changed")
-            return [ToolResult(False, str(p)) if isinstance(p, Exception) else results[p] for p in planned]
+            return [ToolResult(False, str(p)) if isinstance(p, Exception) else together([results[k] for k in p])
+                    for p in planned]
 
         return propose
 

@@ -54,6 +54,10 @@ def test_the_tools_read_the_workspace(tmp_path):
     searched = tools.run("search_code", {"query": "parse_due"})
     assert searched.ok and "def parse_due(text):" in searched.text
     assert tools.run("grep", {"pattern": "("}).ok  # a broken pattern is searched as text
+    typo = tools.run("read_file", {"path": "taksy/utils.py"})  # a path one letter off: the close ones are named
+    assert not typo.ok and typo.text.startswith("taksy/utils.py is not a file of the workspace (did you mean tasky/utils.py?)")
+    assert "did you mean" not in tools.run("read_file", {"path": "nothing/like/it.py"}).text
+    assert ".env" not in tools.run("read_file", {"path": ".emv"}).text  # a secret file is never named
 
 
 def test_a_pattern_that_could_backtrack_for_ever_is_searched_as_text(tmp_path):

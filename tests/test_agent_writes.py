@@ -140,6 +140,13 @@ def test_a_whole_definition_replaces_the_one_its_name_names_at_its_place_and_ind
         w.propose("replace_symbol", {"path": "tasky/utils.py", "symbol": "parse_due", "code": "... (corrected code)"})
     with pytest.raises(ToolRefused, match="changes nothing"):
         w.propose("replace_symbol", {"path": "tasky/utils.py", "symbol": "parse_due", "code": UTILS})
+    # Escaped twice (the 1.5B sent `\"` and `\n` inside its code): read once more when only then it parses.
+    [change] = w.propose("replace_symbol", {"path": "tasky/utils.py", "symbol": "parse_due",
+                                            "code": 'def parse_due(text):\n    return {\\"a\\": text}\\n'})
+    assert change.after == 'def parse_due(text):\n    return {"a": text}\n'
+    # A file that only uses the name: told where it is defined.
+    with pytest.raises(ToolRefused, match="models.py defines no 'parse_due'.*; parse_due is defined in tasky/utils.py:1: call again"):
+        w.propose("replace_symbol", {"path": "tasky/models.py", "symbol": "parse_due", "code": "def parse_due(t):\n    return t\n"})
     (root / "web.ts").write_text("export function total(xs: number[]): number {\n  return 0;\n}\n\nconst k = 1;\n")
     [change] = w.propose("replace_symbol", {"path": "web.ts", "symbol": "total", "code":
                                             "export function total(xs: number[]): number {\n  return xs.reduce((a, b) => a + b, 0);\n}"})
@@ -166,6 +173,11 @@ def test_a_rename_changes_the_definition_its_imports_and_its_uses_and_nothing_el
         writer(root).propose("rename_symbol", {"path": "tasky/utils.py", "symbol": "parse_due", "new_name": "read due"})
     with pytest.raises(ToolRefused, match="defines no 'parse'"):
         writer(root).propose("rename_symbol", {"path": "tasky/utils.py", "symbol": "parse", "new_name": "read"})
+    # A rename is of a name: asked at a file that only imports it, or at a path one letter off, it starts
+    # from the one definition the workspace has (the 1.5B named both kinds of file).
+    for path in ("tasky/models.py", "taksy/utils.py"):
+        assert sorted(c.rel for c in writer(root).propose(
+            "rename_symbol", {"path": path, "symbol": "parse_due", "new_name": "read_due"})) == sorted(after)
     (root / "web.ts").write_text("export function total() {}\n")
     with pytest.raises(ToolRefused, match="renames Python names"):
         writer(root).propose("rename_symbol", {"path": "web.ts", "symbol": "total", "new_name": "sum"})

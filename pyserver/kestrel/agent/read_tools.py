@@ -9,6 +9,7 @@ changes). Why: docs/design-notes.md#pyserverkestrelagentread_toolspy
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 from dataclasses import dataclass
@@ -101,7 +102,27 @@ class WorkspaceReader:
                 raise ToolRefused(f"{path} leads outside the workspace: only files inside it can be read")
             if candidate.exists():
                 return root, candidate
-        raise ToolRefused(f"{path} is not a file of the workspace: list_files shows what there is")
+        raise ToolRefused(f"{path} is not a file of the workspace{self._near(rel)}: list_files shows what there is")
+
+    def _near(self, rel: str) -> str:
+        """', did you mean …' with the workspace's paths closest to one that does not exist (the 1.5B wrote
+        `heshel/_utils.py` for `hishel/_utils.py`), or ''."""
+        close = difflib.get_close_matches(rel, self._files(None), n=3, cutoff=0.8)
+        return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+    def defined_in(self, name: str) -> list[tuple[str, int]]:
+        """Where the workspace defines `name` (a bare or qualified name): (path as the tools take it,
+        1-based line) for each definition the index holds."""
+        bare = name.split(".")[-1]
+        out = []
+        for found, qualified, _kind, file, start, _end in self.index.find_symbols(bare, limit=200):
+            if found != bare or ("." in name and qualified != name):
+                continue
+            root = next((r for r in self.roots if r == file or r in file.parents), None)
+            if root is not None:
+                rel = file.relative_to(root).as_posix()
+                out.append((rel if len(self.roots) == 1 else f"{root.name}/{rel}", start + 1))
+        return out
 
     def readable(self, file: Path) -> None:
         globs = self.index.workspace.exclude_globs

@@ -7,6 +7,7 @@ Why: docs/design-notes.md#pyserverkestrelagentsymbol_editspy
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 import textwrap
@@ -17,6 +18,7 @@ from .read_tools import ToolRefused, numbered, unnumbered
 
 LISTED_SYMBOLS = 40  # named in a refusal that says what the file defines
 _FENCE = re.compile(r"^\s*```[\w+-]*\n(.*?)\n```\s*$", re.S)
+_LENIENT = json.JSONDecoder(strict=False)  # a string that holds real newlines besides escaped ones
 _DEF_LINE = re.compile(r"^\s*(?:async\s+def|def|class)\b")  # after a Python definition's decorators
 _CALLED = re.compile(r"^(?:async\s+)?(?:def|class|function|fn|func)\s+|\(.*$")  # `def f()` → `f`
 
@@ -39,10 +41,25 @@ def replace_definition(text: str, suffix: str, symbol: object, code: object, rel
     after = "\n".join(lines[:start] + new + lines[end + 1:])
     if syntax_error(text, suffix) is None:
         problem = syntax_error(after, suffix)
+        if problem is not None and _escaped_twice(code):
+            # `\"` and `\n` left in the code: its JSON was escaped twice (the 1.5B did). Read once more,
+            # taken only if the file then parses.
+            try:
+                return replace_definition(text, suffix, symbol, _LENIENT.decode(f'"{code}"'), rel)
+            except ToolRefused:
+                pass
         if problem is not None:
             raise ToolRefused(f"with that code {rel} would not parse ({problem} of the file): `code` is the "
                               f"complete {found.qualified} as it should be, in the file's language, nothing left out")
     return after
+
+
+class NotDefinedHere(ToolRefused):
+    """The file defines no such name (the workspace may: the writer says where)."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
 
 
 def find_definition(text: str, suffix: str, symbol: object, rel: str) -> Symbol:
@@ -57,7 +74,7 @@ def find_definition(text: str, suffix: str, symbol: object, rel: str) -> Symbol:
     found = [s for s in symbols if s.qualified == want] or [s for s in symbols if s.name == want.split(".")[-1]]
     if not found:
         have = ", ".join(dict.fromkeys(s.qualified for s in symbols if s.kind != "variable"))
-        raise ToolRefused(f"{rel} defines no {want!r}; it defines: {_listed(have)}")
+        raise NotDefinedHere(f"{rel} defines no {want!r}; it defines: {_listed(have)}", want)
     if len(found) > 1:
         where = ", ".join(f"{s.qualified} (line {s.start + 1})" for s in found[:LISTED_SYMBOLS])
         raise ToolRefused(f"{want!r} names {len(found)} definitions in {rel}: {where}; give the one you mean as Class.name")
@@ -103,6 +120,16 @@ def _name_at(text: str, symbol: Symbol) -> tuple[int, int]:
         if hit:
             return at + 1, hit.start()
     raise ToolRefused(f"Kestrel could not find where {symbol.qualified} is named")
+
+
+def _escaped_twice(code: str) -> bool:
+    if "\\n" not in code and '\\"' not in code:
+        return False
+    try:
+        _LENIENT.decode(f'"{code}"')
+    except ValueError:
+        return False
+    return True
 
 
 def _bare(code: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from lsprotocol import types
 
 from .read_tools import ToolRefused, ToolResult, WorkspaceReader, numbered, unnumbered
-from .symbol_edits import renamed_texts, replace_definition
+from .symbol_edits import NotDefinedHere, find_definition, renamed_texts, replace_definition
 
 ANNOTATION = "kestrel-agent"
 MAX_WRITE_CHARS = 200_000  # a file the agent writes (a model's answer is far shorter; this stops a runaway)
@@ -40,7 +40,7 @@ WRITE_TOOLS: list[dict[str, Any]] = [
      "with its complete new code (its def or class line and all of its body). The user reviews the change.",
      "parameters": {"type": "object", "properties": {
          "path": {"type": "string", "description": "the file, relative to the workspace folder"},
-         "symbol": {"type": "string", "description": "its name: parse, or Parser.parse for a method"},
+         "symbol": {"type": "string", "description": "its name as the file defines it (a method as Class.method)"},
          "code": {"type": "string", "description": "its complete new code"}},
          "required": ["path", "symbol", "code"]}},
     {"name": "rename_symbol", "description": "Rename a Python function, class, method or variable everywhere: "
@@ -120,14 +120,38 @@ class WorkspaceWriter:
             return [self._change(rel, file, before, replace_once(before, old, new, rel))]
         if name == "replace_symbol":
             rel, file, before = self._existing(path, pending)
-            after = replace_definition(before, file.suffix, arguments.get("symbol"), arguments.get("code"), rel)
+            try:
+                after = replace_definition(before, file.suffix, arguments.get("symbol"), arguments.get("code"), rel)
+            except NotDefinedHere as exc:
+                raise ToolRefused(f"{exc}{self._defined_elsewhere(exc.name, rel)}") from None
             return [self._change(rel, file, before, after)]
         if name == "rename_symbol":
-            rel, file, before = self._existing(path, pending)
+            rel, file, before = self._defining(path, arguments.get("symbol"), pending)
             root = next(r for r in self.reader.roots if r.resolve() == file.resolve() or r.resolve() in file.resolve().parents)
             texts = renamed_texts(root, file, before, arguments.get("symbol"), arguments.get("new_name"), rel)
             return [self._renamed(root, changed, text, file, before, pending) for changed, text in sorted(texts.items())]
         raise ToolRefused(f"there is no tool {name!r}")
+
+    def _defining(self, path: Any, symbol: Any, pending: dict[Path, str]) -> tuple[str, Path, str]:
+        """The file a rename starts from: `path` when it defines `symbol`, else the one file of the
+        workspace that does (a rename is of a name, so a model that named a file that only imports it,
+        or misspelled the path, still means that one), else refused with where it is defined."""
+        try:
+            rel, file, before = self._existing(path, pending)
+            find_definition(before, file.suffix, symbol, rel)
+            return rel, file, before
+        except ToolRefused as exc:
+            if not isinstance(symbol, str) or not symbol.strip():
+                raise
+            where = self.reader.defined_in(symbol.strip())
+            if len({p for p, _line in where}) != 1:
+                raise ToolRefused(f"{exc}{self._defined_elsewhere(symbol.strip(), str(path))}") from None
+            return self._existing(where[0][0], pending)
+
+    def _defined_elsewhere(self, name: str, rel: str) -> str:
+        """'; it is defined in …' with the workspace's definitions of `name` outside `rel`, or ''."""
+        where = [f"{p}:{line}" for p, line in self.reader.defined_in(name) if p != rel][:5]
+        return f"; {name} is defined in {', '.join(where)}: call again with that path" if where else ""
 
     def _existing(self, path: Any, pending: dict[Path, str]) -> tuple[str, Path, str]:
         """(its name, the file, its text) of a file that exists or an earlier call of the step creates."""

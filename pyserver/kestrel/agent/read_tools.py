@@ -118,11 +118,21 @@ class WorkspaceReader:
         for found, qualified, _kind, file, start, _end in self.index.find_symbols(bare, limit=200):
             if found != bare or ("." in name and qualified != name):
                 continue
-            root = next((r for r in self.roots if r == file or r in file.parents), None)
+            root = self.root_of(file)
             if root is not None:
-                rel = file.relative_to(root).as_posix()
-                out.append((rel if len(self.roots) == 1 else f"{root.name}/{rel}", start + 1))
+                out.append((self.shown(root, file), start + 1))
         return out
+
+    def root_of(self, file: Path) -> Path | None:
+        """The workspace folder `file` is in (as the roots are spelled: links resolved on both sides), or None."""
+        real = file.resolve()
+        return next((r for r in self.roots if r.resolve() == real or r.resolve() in real.parents), None)
+
+    def shown(self, root: Path, file: Path) -> str:
+        """`file`'s path as the tools take and show it: relative to `root`, led by the folder's name when the
+        workspace has several (`file` is spelled under `root`)."""
+        rel = file.relative_to(root).as_posix()
+        return rel if len(self.roots) == 1 else f"{root.name}/{rel}"
 
     def readable(self, file: Path) -> None:
         globs = self.index.workspace.exclude_globs
@@ -163,7 +173,7 @@ class WorkspaceReader:
         for root, file in self.index.files():
             rel = file.relative_to(root).as_posix()
             if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern.replace("**/", "")):
-                out.append(rel if len(self.roots) == 1 else f"{root.name}/{rel}")
+                out.append(self.shown(root, file))
         return out
 
     def list_files(self, glob: str | None = None) -> str:

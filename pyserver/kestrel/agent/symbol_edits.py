@@ -65,7 +65,7 @@ class NotDefinedHere(ToolRefused):
 def find_definition(text: str, suffix: str, symbol: object, rel: str) -> Symbol:
     """The one definition in `text` that `symbol` names ("parse", "Parser.parse", "def parse()")."""
     if not isinstance(symbol, str) or not symbol.strip():
-        raise ToolRefused("name the function, method or class in `symbol` (e.g. parse or Parser.parse)")
+        raise ToolRefused("name the function, method or class in `symbol` (a method as Class.method)")
     want = _CALLED.sub("", symbol.strip()).strip()
     _chunks, symbols = chunk_file(text, suffix)
     if not symbols:
@@ -81,16 +81,15 @@ def find_definition(text: str, suffix: str, symbol: object, rel: str) -> Symbol:
     return found[0]
 
 
-def renamed_texts(root: Path, file: Path, text: str, symbol: object, new_name: object, rel: str) -> dict[Path, str]:
-    """Each file's text after renaming the Python name `symbol` defined in `file` (its text `text`, the
-    editor's) to `new_name`, by jedi (the definition, every import of it and every use in the project at
+def renamed_texts(root: Path, file: Path, text: str, found: Symbol, new_name: object, rel: str) -> dict[Path, str]:
+    """Each file's text after renaming the Python definition `found` (from find_definition) in `file` (its
+    text `text`, the editor's) to `new_name`, by jedi (the definition, every import of it and every use in the project at
     `root`). Files outside `root` are never among them: a name defined there is refused."""
     if file.suffix not in (".py", ".pyi"):
         raise ToolRefused(f"rename_symbol renames Python names; for {rel} find each use with grep and change it "
                           "with edit_file")
     if not isinstance(new_name, str) or not new_name.isidentifier() or keyword.iskeyword(new_name):
         raise ToolRefused(f"new_name must be a Python name (letters, digits and _), not {new_name!r}")
-    found = find_definition(text, file.suffix, symbol, rel)
     line, column = _name_at(text, found)
     import jedi  # ~0.3 s to import: only when a rename is asked for
 

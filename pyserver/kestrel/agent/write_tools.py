@@ -16,6 +16,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from ..context.code_chunks import Symbol
 from .read_tools import ToolRefused, ToolResult, WorkspaceReader, numbered, unnumbered
 from .symbol_edits import NotDefinedHere, find_definition, renamed_texts, replace_definition
 
@@ -126,27 +127,28 @@ class WorkspaceWriter:
                 raise ToolRefused(f"{exc}{self._defined_elsewhere(exc.name, rel)}") from None
             return [self._change(rel, file, before, after)]
         if name == "rename_symbol":
-            rel, file, before = self._defining(path, arguments.get("symbol"), pending)
-            root = next(r for r in self.reader.roots if r.resolve() == file.resolve() or r.resolve() in file.resolve().parents)
-            texts = renamed_texts(root, file, before, arguments.get("symbol"), arguments.get("new_name"), rel)
+            rel, file, before, symbol = self._defining(path, arguments.get("symbol"), pending)
+            root = self.reader.root_of(file)
+            assert root is not None  # _existing resolved it inside the workspace
+            texts = renamed_texts(root, file, before, symbol, arguments.get("new_name"), rel)
             return [self._renamed(root, changed, text, file, before, pending) for changed, text in sorted(texts.items())]
         raise ToolRefused(f"there is no tool {name!r}")
 
-    def _defining(self, path: Any, symbol: Any, pending: dict[Path, str]) -> tuple[str, Path, str]:
+    def _defining(self, path: Any, symbol: Any, pending: dict[Path, str]) -> tuple[str, Path, str, Symbol]:
         """The file a rename starts from: `path` when it defines `symbol`, else the one file of the
         workspace that does (a rename is of a name, so a model that named a file that only imports it,
         or misspelled the path, still means that one), else refused with where it is defined."""
         try:
             rel, file, before = self._existing(path, pending)
-            find_definition(before, file.suffix, symbol, rel)
-            return rel, file, before
+            return rel, file, before, find_definition(before, file.suffix, symbol, rel)
         except ToolRefused as exc:
             if not isinstance(symbol, str) or not symbol.strip():
                 raise
             where = self.reader.defined_in(symbol.strip())
             if len({p for p, _line in where}) != 1:
                 raise ToolRefused(f"{exc}{self._defined_elsewhere(symbol.strip(), str(path))}") from None
-            return self._existing(where[0][0], pending)
+            rel, file, before = self._existing(where[0][0], pending)
+            return rel, file, before, find_definition(before, file.suffix, symbol, rel)
 
     def _defined_elsewhere(self, name: str, rel: str) -> str:
         """'; it is defined in …' with the workspace's definitions of `name` outside `rel`, or ''."""
@@ -167,8 +169,7 @@ class WorkspaceWriter:
         than overwritten."""
         file = root / changed.relative_to(root.resolve())
         self.reader.readable(file)
-        rel = file.relative_to(root).as_posix()
-        rel = rel if len(self.reader.roots) == 1 else f"{root.name}/{rel}"
+        rel = self.reader.shown(root, file)
         if file.resolve() == defining.resolve():
             return self._change(rel, file, before, text)
         now = pending.get(file, self._current(file))
@@ -197,8 +198,7 @@ class WorkspaceWriter:
         self.reader.readable(file)
         if file.exists() and not file.is_file():
             raise ToolRefused(f"{path} is a folder: name a file")
-        rel = file.relative_to(root).as_posix()
-        return rel if len(self.reader.roots) == 1 else f"{root.name}/{rel}", file
+        return self.reader.shown(root, file), file
 
     def _new_file(self, path: Any) -> tuple[Path, Path]:
         """A file that does not exist yet, in the first workspace folder; refused when its path (or a

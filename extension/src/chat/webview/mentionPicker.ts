@@ -33,6 +33,8 @@ export class MentionPicker {
   private dismissed: number | undefined;
   private picked: Mention[] = [];
   private readonly timings: number[] = [];
+  /** How many queries were ever measured: the kept list drops its oldest, so a reader counts from this. */
+  private measuredCount = 0;
 
   constructor(
     private readonly input: HTMLTextAreaElement,
@@ -116,6 +118,8 @@ export class MentionPicker {
       const ms = performance.now() - typed;
       this.timings.push(Math.round(ms * 10) / 10);
       if (this.timings.length > KEPT_TIMINGS) this.timings.shift();
+      this.measuredCount += 1;
+      document.body.dataset.mentionCount = String(this.measuredCount);
       document.body.dataset.mentionMs = ms.toFixed(1);
       document.body.dataset.mentionTimes = this.timings.join(",");
       document.body.dataset.mentionShown = String(id);

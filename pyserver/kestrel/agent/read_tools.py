@@ -124,9 +124,9 @@ class WorkspaceReader:
         return out
 
     def root_of(self, file: Path) -> Path | None:
-        """The workspace folder `file` is in (as the roots are spelled: links resolved on both sides), or None."""
-        real = file.resolve()
-        return next((r for r in self.roots if r.resolve() == real or r.resolve() in real.parents), None)
+        """The workspace folder `file` is spelled under (as the index and resolve() spell files: links are
+        refused there, not here), or None."""
+        return next((r for r in self.roots if r == file or r in file.parents), None)
 
     def shown(self, root: Path, file: Path) -> str:
         """`file`'s path as the tools take and show it: relative to `root`, led by the folder's name when the

@@ -129,7 +129,7 @@ class WorkspaceWriter:
         if name == "rename_symbol":
             rel, file, before, symbol = self._defining(path, arguments.get("symbol"), pending)
             root = self.reader.root_of(file)
-            if root is None:  # _existing resolved it inside the workspace: a link changed meanwhile
+            if root is None:  # not expected: _existing spells every file under a workspace folder
                 raise ToolRefused(f"{rel} leads outside the workspace: only files inside it are renamed")
             texts = renamed_texts(root, file, before, symbol, arguments.get("new_name"), rel)
             return [self._renamed(root, changed, text, file, before, pending) for changed, text in sorted(texts.items())]

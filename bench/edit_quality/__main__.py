@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="a file of task ids, one per line: only those (re-checking the tasks a change can affect; no markdown)")
     p.add_argument("--speculative", action=argparse.BooleanOptionalAction, default=True,
                    help="the llama.cpp child with prompt-lookup drafts, as kestrel.local.speculative (default on; both systems)")
+    p.add_argument("--systems", default="raw,kestrel",
+                   help="raw, kestrel or both (one alone: a study's run, no table or markdown)")
     p.add_argument("--report-only", action="store_true")
     p.add_argument("--beside", action="append", default=[],
                    help="another model's edit-quality JSON, shown in the same tables of the markdown section")
@@ -121,15 +123,23 @@ def main(argv: list[str] | None = None) -> int:
             for fam in data.FAMILIES:
                 if fam in families:
                     tasks += chosen[fam]
+        systems = tuple(s for s in ("raw", "kestrel") if s in args.systems.split(","))
+        if not systems or set(args.systems.split(",")) - {"raw", "kestrel"}:
+            p.error("--systems: raw, kestrel or raw,kestrel")
+        if len(systems) == 1:
+            md = None
         if args.tasks:
             wanted = {line.strip() for line in Path(args.tasks).read_text().splitlines() if line.strip()}
             tasks = [t for t in tasks if t.task_id in wanted]
             md = None
         doc = asyncio.run(run(tasks, model_path=args.model_path, logs=out.parent, counts=counts,
                               label="full" if args.full else ("limit" if args.limit is not None else "tasks" if args.tasks else "sample"),
-                              kestrel_src=args.kestrel_src, speculative=args.speculative))
+                              kestrel_src=args.kestrel_src, speculative=args.speculative, systems=systems))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    if "sets" not in doc and not args.report_only:
+        print(f"\n{doc['model']}; {doc['wall_seconds']:.0f} s; one system ({', '.join(doc['config']['systems'])}): wrote {out}")
+        return 0
     print(render_table(doc))
     print(f"\n{doc['model']}; {doc['wall_seconds']:.0f} s; wrote {out}" + (f" and {md}" if md else ""))
     if md:

@@ -45,8 +45,9 @@ async def _one(task: EditTask, system: str, rawc: RawChatFix, kest: EditSession,
 
 async def run(tasks: list[EditTask], *, model_path: str | None, logs: Path, counts: dict[str, Any],
               label: str, kestrel_src: str | None = None, progress: Callable[[str], None] = _say,
-              speculative: bool = True) -> dict[str, Any]:
-    """Every task through raw and Kestrel (which goes first alternates), scored by its tests."""
+              speculative: bool = True, systems: tuple[str, ...] = SYSTEMS) -> dict[str, Any]:
+    """Every task through raw and Kestrel (which goes first alternates), scored by its tests. `systems`:
+    one of them alone for a study (a run of one system has no margins)."""
     from kestrel.local.runtime import LocalModelServer
 
     from .summary import summarize
@@ -68,12 +69,12 @@ async def run(tasks: list[EditTask], *, model_path: str | None, logs: Path, coun
         for family in ("quick-fix", "inline-edit"):
             warm = next((t for t in tasks if t.family == family), None)
             if warm is not None:
-                for system in SYSTEMS:
+                for system in systems:
                     await _answer(warm, system, rawc, kest)
         total = len(tasks)
         t_loop = time.perf_counter()
         for k, task in enumerate(tasks):
-            order = SYSTEMS if k % 2 == 0 else tuple(reversed(SYSTEMS))  # neither goes first every time
+            order = systems if k % 2 == 0 else tuple(reversed(systems))  # neither goes first every time
             rec: dict[str, Any] = {"set": task.set, "family": task.family, "kind": task.kind, "task_id": task.task_id,
                                    "note": task.note, "first": order[0],
                                    "problem": task.diagnostic["message"] if task.diagnostic else (task.failing or task.instruction)}
@@ -92,11 +93,13 @@ async def run(tasks: list[EditTask], *, model_path: str | None, logs: Path, coun
         eslint_set.close()
     doc: dict[str, Any] = {
         "model": model.name, "model_path": str(model.path),
-        "config": {"label": label, "full": label == "full", "sizes": _sizes(tasks), "speculative": speculative},
+        "config": {"label": label, "full": label == "full", "sizes": _sizes(tasks), "speculative": speculative,
+                   "systems": list(systems)},
         "counts": counts, "kestrel": source, "machine": machine(),
         "wall_seconds": round(time.perf_counter() - t_start, 1), "records": records,
     }
-    doc.update(summarize(records))
+    if tuple(systems) == SYSTEMS:
+        doc.update(summarize(records))
     return doc
 
 

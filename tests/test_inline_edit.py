@@ -251,8 +251,8 @@ async def test_an_unchanged_answer_is_asked_once_more_with_sampling_unless_it_an
 
 async def test_a_repair_is_found_by_re_reading_each_line(mock):
     """Asked line by line (fill-in-the-middle), the model writes the one line differently by a
-    slip: that one-token change is offered, without a whole rewrite (which would come back
-    unchanged here)."""
+    slip: that one-token change is offered, since the whole rewrite asked after it comes back
+    unchanged (no change of its own)."""
     buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
     region = "def area(r):\n    # circle\n    return 3.14 * r + r"
     # (The second rule is the first one's departing token asked again: its prompt holds the first's too.)
@@ -266,12 +266,36 @@ async def test_a_repair_is_found_by_re_reading_each_line(mock):
         # The one line of code in the region, then its departing token again, with its alternatives
         # (to weigh `*` against the `+` written); the line itself was asked for without them.
         assert mock.stats()["requests"].get("/v1/completions") == 2
-        assert mock.stats()["last_request"]["logprobs"] == 5 and mock.stats()["last_request"]["max_tokens"] == 1
-        assert mock.stats()["last_request"]["prompt"].endswith("<|fim_middle|>return 3.14 * r ")
-        assert not mock.stats()["requests"].get("/v1/chat/completions")
+        completions = [r["body"] for r in mock.stats()["request_log"] if r["endpoint"] == "/v1/completions"]
+        assert completions[-1]["logprobs"] == 5 and completions[-1]["max_tokens"] == 1
+        assert completions[-1]["prompt"].endswith("<|fim_middle|>return 3.14 * r ")
+        # The whole rewrite, asked after the slip was found, came back unchanged: the slip is offered.
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+        assert result.madeBy == "model:line-scan"
         # An instruction that asks for something else is not a repair: nothing is re-read.
         result = await edit_area(client, "e12", "add type hints")
         assert not result.edits and mock.stats()["requests"].get("/v1/completions") == 2
+
+
+async def test_a_rewrite_with_a_change_of_its_own_is_offered_over_the_slip(mock):
+    """The line-by-line reading finds a slip it is sure of (`+` for `*` on the return line), but the
+    whole rewrite, asked after it with the user's words, changes the function another way: the two
+    readings disagree, and the rewrite (the one that read the whole function) is offered."""
+    buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
+    rewrite = "def area(r):\n    # circle\n    return 3.14 * r ** 2"
+    mock.configure(text=rewrite, rules=[{"match": "<|fim_middle|>return 3.14 * r ", "text": "* r\n"},
+                                        {"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n"}])
+    async with kestrel(mock_options(mock, provider="fim", fimTemplate="qwen")) as client:
+        open_doc(client, URI, buggy)
+        result = await edit_area(client, "e14", "Fix the bug: area(2) is 8.28")
+        assert mock.stats()["requests"].get("/v1/completions") == 2  # the line and its departing token
+        assert mock.stats()["requests"].get("/v1/chat/completions") == 1
+        assert apply(buggy, as_edits(result)) == buggy.replace("3.14 * r + r", "3.14 * r ** 2")
+        assert result.madeBy == "model:rewrite"
+        # The rewrite writing the slip's program (another layout) is the slip: offered as the scan's.
+        mock.configure(text="def area(r):\n    # circle\n    return 3.14*r*r")
+        result = await edit_area(client, "e15", "Fix the bug: area(2) is 8.28")
+        assert apply(buggy, as_edits(result)) == SOURCE and result.madeBy == "model:line-scan"
 
 
 async def test_a_slip_the_model_is_unsure_of_goes_to_a_whole_rewrite(mock):

@@ -1,9 +1,9 @@
 """Inline edits: rewrite a region from an instruction, streamed as a live preview.
 
 The target is the selection, or with no selection the enclosing function/block. `rewrite` is the
-policy: a slip found line by line (`line_scan`) when the instruction asks for a repair, else the
-model's rewrite streamed through the turn streamer (steerable like a chat answer), checked, and
-sent back once with the reason when the check fails. The feature turns it into minimal edits,
+policy: the model's rewrite streamed through the turn streamer (steerable like a chat answer),
+checked, and sent back once with the reason when the check fails; when the instruction asks for a
+repair, a slip found line by line first (`line_scan`), offered when the rewrite has no other change. The feature turns it into minimal edits,
 rebased when the user typed elsewhere; if the target itself changed, the edit is refused."""
 
 from __future__ import annotations
@@ -162,8 +162,6 @@ async def rewrite(job: EditJob, turns: ChatEngine, delta_method: str, live: Any)
     """The edit's rewrite. `live` is the open document (`source`, `version`) the user may type
     in meanwhile; the rewrite streams to the client as `delta_method` notifications."""
     slip = await _line_scan_slip(job)
-    if slip is not None:
-        return Rewrite(slip, MADE_BY_LINE_SCAN)
     watch = _TargetWatch(live, job, lambda: turns.stop(job.edit_id))
     messages = edit_messages(job.text, job.target, job.instruction, job.language, job.path)
     # No resume for edits: a rewrite stitched across a dropped stream is not trustworthy code.
@@ -172,8 +170,25 @@ async def rewrite(job: EditJob, turns: ChatEngine, delta_method: str, live: Any)
     if watch.refused:
         return Rewrite(error=watch.refused)
     if result.get("error"):
+        if slip is not None and not result.get("stopped"):
+            return Rewrite(slip, MADE_BY_LINE_SCAN)
         return Rewrite(error=f"the edit failed: {result['error']}; the document was not changed")
-    return await _checked(job, messages, result)
+    outcome = await _checked(job, messages, result)
+    return outcome if slip is None else _second_reading(job, slip, outcome)
+
+
+def _second_reading(job: EditJob, slip: str, outcome: Rewrite) -> Rewrite:
+    """The scan's slip or the rewrite, asked after it: the rewrite when it makes a change of its own
+    (it read the whole function with the user's words; the scan read one line at a time), the slip
+    when the rewrite found nothing to change, was refused, or wrote the slip's program. Steered or
+    stopped, the rewrite is what the user asked for. Why: docs/design-notes.md (line_scan.py)."""
+    if outcome.steers or outcome.stopped:
+        return outcome
+    if outcome.error or outcome.text == job.target.text:
+        return Rewrite(slip, MADE_BY_LINE_SCAN)
+    if not outcome.imports and same_code(slip, outcome.text, job.language):
+        return Rewrite(slip, MADE_BY_LINE_SCAN)
+    return outcome
 
 
 async def _line_scan_slip(job: EditJob) -> str | None:

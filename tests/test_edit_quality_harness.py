@@ -87,3 +87,33 @@ def test_the_raw_answer_replaces_the_function_and_lsp_edits_apply(problems):
              {"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}}, "newText": "# b\n"}]
     doc = "x = 1\ny = 2\n"
     assert apply_text_edits(doc, edits) == "# a\nx = 1\n# b\ny = 2\n"
+
+
+def test_the_second_reading_study_takes_the_rewrite_only_where_it_makes_another_change():
+    from bench.edit_quality import second_reading_study as srs
+
+    slip_doc, other_doc = "def f(x):\n    return x + 1\n", "def f(x):\n    return x - 1\n"
+
+    def rec(task, made_by, offered, fixed, doc=None):
+        k = {"made_by": made_by, "offered": offered, "fixed": fixed, "latency_ms": 1000.0}
+        if doc:
+            k["document"] = doc
+        return {"task_id": task, "kind": "k", "kestrel": k}
+
+    today = {"model": "m", "records": [
+        rec("a", "model:line-scan", True, False, slip_doc),  # the rewrite disagrees and is right
+        rec("b", "model:line-scan", True, True, slip_doc),  # the rewrite writes the slip's program again
+        rec("c", "model:line-scan", True, True, slip_doc),  # the rewrite offers nothing
+        rec("d", "model:rewrite", True, True, other_doc),  # no slip: unchanged by any policy
+    ]}
+    noscan = {"model": "m", "records": [
+        rec("a", "model:rewrite", True, True, other_doc),
+        rec("b", "model:rewrite", True, False, "def f(x):\n    return x+1\n"),
+        rec("c", "", False, False),
+    ]}
+    res = srs.study(today, noscan)
+    assert res["tally"]["P0"] == {"offered": 4, "fixed": 3, "wrong": 1}
+    assert res["tally"]["P1"] == {"offered": 4, "fixed": 4, "wrong": 0}
+    assert res["tally"]["P2"] == {"offered": 3, "fixed": 3, "wrong": 0}
+    assert [x["task"] for x in res["slip_tasks"] if x["disagree"]] == ["a"]
+    assert "the rewrite disagreed on 1" in srs.report([res])

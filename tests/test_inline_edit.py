@@ -249,15 +249,19 @@ async def test_an_unchanged_answer_is_asked_once_more_with_sampling_unless_it_an
         assert not getattr(result, "error", None) and not result.edits
 
 
+# The line-by-line reading of `area` with `+` written for `*`: the line, then its departing token asked
+# again (that rule's prompt holds the first's too).
+AREA_SLIP = [{"match": "<|fim_middle|>return 3.14 * r ", "text": "* r\n"},
+             {"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n"}]
+
+
 async def test_a_repair_is_found_by_re_reading_each_line(mock):
     """Asked line by line (fill-in-the-middle), the model writes the one line differently by a
     slip: that one-token change is offered, since the whole rewrite asked after it comes back
     unchanged (no change of its own)."""
     buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
     region = "def area(r):\n    # circle\n    return 3.14 * r + r"
-    # (The second rule is the first one's departing token asked again: its prompt holds the first's too.)
-    mock.configure(text=region, rules=[{"match": "<|fim_middle|>return 3.14 * r ", "text": "* r\n"},
-                                       {"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n"}])
+    mock.configure(text=region, rules=AREA_SLIP)
     async with kestrel(mock_options(mock, provider="fim", fimTemplate="qwen")) as client:
         open_doc(client, URI, buggy)
         result = await edit_area(client, "e11", "Fix the bug: area(2) is 8.28")
@@ -283,8 +287,7 @@ async def test_a_rewrite_with_a_change_of_its_own_is_offered_over_the_slip(mock)
     readings disagree, and the rewrite (the one that read the whole function) is offered."""
     buggy = SOURCE.replace("3.14 * r * r", "3.14 * r + r")
     rewrite = "def area(r):\n    # circle\n    return 3.14 * r ** 2"
-    mock.configure(text=rewrite, rules=[{"match": "<|fim_middle|>return 3.14 * r ", "text": "* r\n"},
-                                        {"match": "# circle\n    <|fim_suffix|>", "text": "return 3.14 * r * r\n"}])
+    mock.configure(text=rewrite, rules=AREA_SLIP)
     async with kestrel(mock_options(mock, provider="fim", fimTemplate="qwen")) as client:
         open_doc(client, URI, buggy)
         result = await edit_area(client, "e14", "Fix the bug: area(2) is 8.28")

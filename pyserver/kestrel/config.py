@@ -176,7 +176,6 @@ _CAMEL = {
     "codebaseTokens": "codebase_tokens",
     "chatCodebaseTokens": "chat_codebase_tokens",
     "chatMaxTokens": "chat_max_tokens",
-    "contextTokens": "context_tokens",
     "prepareNext": "prepare_next",
     "readAhead": "read_ahead",
     "rememberEndpoints": "remember_endpoints",

@@ -398,6 +398,31 @@ def test_same_code_reads_respellings_of_one_program_as_the_same_code():
     assert not same_code(newton, newton.replace("0.5 * (a + x / a)", "(a + x / a) / 2"), "python")
 
 
+def test_same_code_reads_a_default_range_start_a_nested_if_and_a_ternary_return_as_respellings():
+    """Three more spellings of one program that were offered as fixes (held-out HumanEvalFix, both
+    models): `range(0, n)` for `range(n)` (unless the code binds `range`), an `if` that holds only an
+    `if` for one `if ... and ...` (ruff's SIM102; neither has an `else`), `return a if c else b` for an
+    `if` and two returns. One token more or less in any of them is a change."""
+    from kestrel.edits.repair_checks import same_code
+
+    loop = "def f(word):\n    for i in range(0, len(word)):\n        if word[i] in 'aeiou':\n            return i\n"
+    assert same_code(loop, loop.replace("range(0, len(word))", "range(len(word))"), "python")
+    assert not same_code(loop, loop.replace("range(0, len(word))", "range(1, len(word))"), "python")
+    assert not same_code(loop, loop.replace("range(0, len(word))", "range(0, len(word), 2)"), "python")
+    shadowed = "range = reversed\n" + loop
+    assert not same_code(shadowed, shadowed.replace("range(0, len(word))", "range(len(word))"), "python")
+    nested = "def g(w, i, v):\n    if w[i] in v:\n        if w[i + 1] not in v and w[i - 1] not in v:\n            return w[i]\n    return ''\n"
+    flat = "def g(w, i, v):\n    if w[i] in v and w[i + 1] not in v and w[i - 1] not in v:\n        return w[i]\n    return ''\n"
+    assert same_code(nested, flat, "python")
+    assert not same_code(nested.replace("    return ''", "    else:\n        return 'x'\n    return ''"), flat, "python")
+    assert not same_code(nested, flat.replace(" and w[i - 1]", " or w[i - 1]"), "python")
+    ternary = "def h(xs):\n    xs = sorted(xs)\n    return None if len(xs) < 2 else xs[1]\n"
+    two_returns = "def h(xs):\n    xs = sorted(xs)\n    if len(xs) < 2:\n        return None\n    return xs[1]\n"
+    assert same_code(ternary, two_returns, "python")
+    assert same_code(ternary, two_returns.replace("    return xs[1]", "    else:\n        return xs[1]"), "python")
+    assert not same_code(ternary, two_returns.replace("< 2", "<= 2"), "python")
+
+
 async def test_a_repair_that_adds_only_a_test_or_layout_or_loses_the_function_is_not_offered(mock):
     """Rewrites of a bug report that repair nothing are not offered as fixes: one that adds only a test
     function it wrote to try the code, one that changes only the layout (both "nothing to change"), one

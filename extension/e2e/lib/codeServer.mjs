@@ -195,12 +195,17 @@ export const FIT_BIG_PY = [
  * The workspace: main.py, the files for the quick-fix and inline-edit scenarios, PROJECT for
  * the chat scenarios (present from the start, so quick open finds them), and a `.env`.
  */
+/** The next-edit scenario's file (written before code-server starts: quick open lists only what its
+ *  file search has seen, and a file written during the session can be missing from it). */
+export const RENAME_PY = 'def greet(name):\n    print("hello", name)\n    return name.upper()\n';
+
 export function writeWorkspace(dirs) {
   const mainPy = path.join(dirs.ws, "main.py");
   fs.writeFileSync(mainPy, "def compute(n):\n    return n * 2\n\n\n");
   fs.writeFileSync(path.join(dirs.ws, "config.json"), '{\n  "a": 1,\n  "b": 2,\n}\n');
   fs.writeFileSync(path.join(dirs.ws, "edit.py"), "import math\n\n\ndef area(r):\n    return 3.14 * r * r\n");
   fs.writeFileSync(path.join(dirs.ws, "apply_target.py"), "A = 0\n");
+  fs.writeFileSync(path.join(dirs.ws, "rename.py"), RENAME_PY);
   fs.writeFileSync(path.join(dirs.ws, "counter.ts"), COUNTER_TS);
   fs.writeFileSync(path.join(dirs.ws, "fit_big.py"), FIT_BIG_PY);
   for (const [name, text] of Object.entries(PROJECT)) fs.writeFileSync(path.join(dirs.ws, name), text);

@@ -4,12 +4,12 @@
 // main.py with the setting off and the mock answering COMPLETION again.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { RENAME_PY } from "../lib/codeServer.mjs";
 import { COMPLETION } from "../lib/config.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, sleep, waitFor } from "../lib/util.mjs";
 
-const BEFORE = 'def greet(name):\n    print("hello", name)\n    return name.upper()\n';
-const AFTER = BEFORE.replace(/\bname\b/g, "who");
+const AFTER = RENAME_PY.replace(/\bname\b/g, "who");
 
 /** The text of the editor's `after` decorations (VS Code renders them as CSS `::after` content). */
 async function markerTexts(page) {
@@ -31,7 +31,7 @@ async function nextEditRequests(mockUrl) {
 export default async function nextEdit(t) {
   const { page, editor, results, mockUrl, openFile } = t;
   const file = path.join(t.dirs.ws, "rename.py");
-  fs.writeFileSync(file, BEFORE);
+  if (fs.readFileSync(file, "utf8") !== RENAME_PY) throw new Error("rename.py is not as the session wrote it");
   // Ghost text answers nothing here (Tab must reach the next edit, not accept a suggestion); the
   // next-edit request gets the region with the rename carried through.
   await setMock(mockUrl, { text: "", tps: 0, ttft_ms: 0, rules: [{ match: "You predict a programmer's next edit", text: AFTER.trimEnd() }] });

@@ -1,5 +1,6 @@
 // The chat panel from a scenario: open it, its frame, the requests the model received.
 import { COMPLETION } from "./config.mjs";
+import { runCommand } from "./editor.mjs";
 import { setMock } from "./mock.mjs";
 import { httpGet, waitFor } from "./util.mjs";
 
@@ -10,11 +11,7 @@ export function chatFrame(page) {
 
 /** Opens the chat panel through the command palette (as a user would) and waits for its input. */
 export async function openChat(page) {
-  await page.keyboard.press("Control+Shift+P");
-  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
-  await page.locator(".quick-input-widget input").fill(">Kestrel: Open Chat");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Open Chat" }).first().waitFor();
-  await page.keyboard.press("Enter");
+  await runCommand(page, "Kestrel: Open Chat");
   const frame = chatFrame(page);
   await frame.locator("#input").waitFor({ timeout: 60_000 });
   return frame;

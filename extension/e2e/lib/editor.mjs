@@ -1,6 +1,28 @@
 // Helpers on the workbench page: the Kestrel status bar item, ghost text, notifications, quick open.
 import { COMPLETION } from "./config.mjs";
-import { log, waitFor } from "./util.mjs";
+import { log, sleep, waitFor } from "./util.mjs";
+
+/** Runs a command from the command palette by its title. */
+export async function runCommand(page, title) {
+  await page.keyboard.press("Control+Shift+P");
+  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
+  await page.locator(".quick-input-widget input").fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor();
+  await page.keyboard.press("Enter");
+}
+
+/** Types a new line `prefix` at the end of the editor until `seen()` holds: each keystroke burst asks for a completion. */
+export async function typeUntil(t, what, seen, prefix = "z = ") {
+  const { page, editor } = t;
+  await editor.locator(".view-lines").click();
+  await page.keyboard.press("Control+End");
+  await waitFor(what, async () => {
+    await page.keyboard.press("Enter");
+    await page.keyboard.type(prefix);
+    await sleep(300);
+    return seen();
+  }, 60_000, 500);
+}
 
 export function workbenchHelpers(page) {
   const status = page.locator(".statusbar-item", { hasText: "Kestrel" }).first();

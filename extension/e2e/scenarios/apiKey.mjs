@@ -3,21 +3,9 @@
 // selected when it is entered, and goes nowhere else: pointing kestrel.baseUrl at another endpoint
 // (what a workspace's settings.json could do) sends completions there without the key.
 import { API_KEY } from "../lib/config.mjs";
+import { typeUntil } from "../lib/editor.mjs";
 import { authRecordingProxy } from "../lib/mock.mjs";
-import { log, sleep, waitFor } from "../lib/util.mjs";
-
-/** Type in the editor until `seen()` holds: each keystroke burst asks for a completion. */
-async function typeUntil(t, what, seen) {
-  const { page, editor } = t;
-  await editor.locator(".view-lines").click();
-  await page.keyboard.press("Control+End");
-  await waitFor(what, async () => {
-    await page.keyboard.press("Enter");
-    await page.keyboard.type("z = ");
-    await sleep(300);
-    return seen();
-  }, 60_000, 500);
-}
+import { log, waitFor } from "../lib/util.mjs";
 
 export default async function apiKey(t) {
   const { page, results } = t;

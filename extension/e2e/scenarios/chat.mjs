@@ -1,6 +1,7 @@
 // Chat panel: stream an answer, steer it mid-stream (Enter), and model HTML stays inert.
 import * as path from "node:path";
 import { COMPLETION, OUT } from "../lib/config.mjs";
+import { runCommand } from "../lib/editor.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, waitFor } from "../lib/util.mjs";
 
@@ -11,11 +12,7 @@ export default async function chat(t) {
   await setMock(mockUrl, { text: answer, tps: 40, ttft_ms: 0, rules: [{ match: "be brief", text: " STEERED: brief now." }] });
   let dialogs = 0;
   page.on("dialog", (d) => { dialogs += 1; void d.dismiss(); });
-  await page.keyboard.press("Control+Shift+P");
-  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
-  await page.locator(".quick-input-widget input").fill(">Kestrel: Open Chat");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Open Chat" }).first().waitFor();
-  await page.keyboard.press("Enter");
+  await runCommand(page, "Kestrel: Open Chat");
   const chatFrame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   const input = chatFrame.locator("#input");
   await input.waitFor({ timeout: 60_000 });

@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { answered, chatFrame, chatRequests, openChat } from "../lib/chat.mjs";
 import { COMPLETION, OUT } from "../lib/config.mjs";
+import { runCommand } from "../lib/editor.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, sleep, waitFor } from "../lib/util.mjs";
 
@@ -196,13 +197,4 @@ async function hidePanel(page) {
   if (!(await page.locator(".part.panel").isVisible())) return;
   await runCommand(page, "View: Hide Panel");
   await waitFor("the panel to hide", async () => !(await page.locator(".part.panel").isVisible()), 10_000, 100);
-}
-
-/** Runs a command from the command palette by its title. */
-async function runCommand(page, title) {
-  await page.keyboard.press("Control+Shift+P");
-  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
-  await page.locator(".quick-input-widget input").fill(`>${title}`);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor();
-  await page.keyboard.press("Enter");
 }

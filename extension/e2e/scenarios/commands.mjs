@@ -7,21 +7,12 @@
 // key no more. Runs last: it leaves the user settings as the session wrote them.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { API_KEY, COMPLETION } from "../lib/config.mjs";
+import { API_KEY, COMPLETION, OUT } from "../lib/config.mjs";
 import { chatRequests, openChat } from "../lib/chat.mjs";
-import { completesAgain } from "../lib/editor.mjs";
+import { completesAgain, runCommand, typeUntil } from "../lib/editor.mjs";
 import { authRecordingProxy, recordingEndpoint, setMock } from "../lib/mock.mjs";
 import { findServerPid } from "../lib/processes.mjs";
 import { log, sleep, waitFor } from "../lib/util.mjs";
-
-/** Runs a command from the command palette by its title. */
-async function palette(page, title) {
-  await page.keyboard.press("Control+Shift+P");
-  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
-  await page.locator(".quick-input-widget input").fill(`>${title}`);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor();
-  await page.keyboard.press("Enter");
-}
 
 /** Opens the status menu with its key and picks the row with `label`. */
 async function menu(page, label) {
@@ -49,20 +40,6 @@ async function answer(page, title, value) {
 function userSettings(t) {
   const read = (scope) => JSON.parse(fs.readFileSync(path.join(t.dirs.data, scope, "settings.json"), "utf8"));
   return { ...read("User"), ...read("Machine") };
-}
-
-/** Types a new line in main.py until `seen()` holds (each burst asks for a completion). */
-async function typeUntil(t, what, seen, prefix = "v = ") {
-  const { page, editor } = t;
-  await editor.locator(".view-lines").click();
-  await page.keyboard.press("Control+End");
-  await waitFor(what, async () => {
-    await page.keyboard.press("Enter");
-    await page.keyboard.type(prefix);
-    await sleep(300);
-    return seen();
-  }, 60_000, 500);
-  await page.keyboard.press("Escape");
 }
 
 export default async function commands(t) {
@@ -100,7 +77,7 @@ export default async function commands(t) {
     await editor.locator(".view-lines").click();
 
     // 3. Switch Provider → fim (a raw transport: base URL and model asked): on disk, then FIM requests.
-    await palette(page, "Kestrel: Switch Provider");
+    await runCommand(page, "Kestrel: Switch Provider");
     await pick(page, "model provider", "fim");
     await answer(page, "base URL", rec.url);
     await answer(page, "model id", "mock-model");
@@ -110,7 +87,8 @@ export default async function commands(t) {
     }, 10_000, 100);
     const fimFrom = rec.requests.length;
     await typeUntil(t, "a completion on the FIM endpoint", () =>
-      rec.requests.slice(fimFrom).some((r) => r.path === "/v1/completions"));
+      rec.requests.slice(fimFrom).some((r) => r.path === "/v1/completions"), "v = ");
+    await page.keyboard.press("Escape");
     checks.switchProvider = "fim: provider, base URL and model on disk; completions asked at /v1/completions";
 
     // 4. Ctrl+Alt+K → Restart language server: another process, which completes again.
@@ -130,8 +108,9 @@ export default async function commands(t) {
     await waitFor("the restart in the Kestrel output", async () =>
       ((await output.textContent().catch(() => "")) || "").replace(/\u00a0/g, " ").includes("Restarting the language server: restart requested"), 20_000, 200);
     if (((await output.textContent()) || "").includes(API_KEY)) throw new Error("the API key is in the output channel");
+    await page.screenshot({ path: path.join(OUT, "show-logs.png") });
     checks.showLogs = "the Kestrel output shows 'Restarting the language server: restart requested'";
-    await palette(page, "View: Hide Panel");
+    await runCommand(page, "View: Hide Panel");
     await editor.locator(".view-lines").click();
   } finally {
     rec.server.close();
@@ -141,18 +120,20 @@ export default async function commands(t) {
   const proxy = t.proxy ?? (t.proxy = await authRecordingProxy(mockUrl));
   t.writeSettings({ ...t.settings, "kestrel.baseUrl": proxy.url });
   if (!t.proxy.seen.some((h) => h === `Bearer ${API_KEY}`)) {
-    await palette(page, "Kestrel: Set API Key");
+    await runCommand(page, "Kestrel: Set API Key");
     await page.locator(".quick-input-widget input[type=password]").waitFor({ state: "visible" });
     await page.keyboard.type(API_KEY);
     await page.keyboard.press("Enter");
   }
   const keyed = proxy.seen.length;
   await typeUntil(t, "the key at the model", () => proxy.seen.slice(keyed).some((h) => h === `Bearer ${API_KEY}`), "k = ");
-  await palette(page, "Kestrel: Clear API Key");
+  await page.keyboard.press("Escape");
+  await runCommand(page, "Kestrel: Clear API Key");
   await t.toast("API key for").waitFor({ timeout: 20_000 });
   await sleep(1000); // the server hears of the removal through the client's settings push
   const cleared = proxy.seen.length;
   await typeUntil(t, "completions after the key was cleared", () => proxy.seen.length - cleared >= 2, "c = ");
+  await page.keyboard.press("Escape");
   const after = proxy.seen.slice(cleared);
   if (after.some((h) => h.includes(API_KEY))) throw new Error("the model still got the API key after Clear API Key");
   checks.clearApiKey = `${after.length} requests after the clear, none with the key`;

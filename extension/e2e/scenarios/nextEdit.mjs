@@ -5,7 +5,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { RENAME_PY } from "../lib/codeServer.mjs";
-import { COMPLETION } from "../lib/config.mjs";
+import { COMPLETION, OUT } from "../lib/config.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, sleep, waitFor } from "../lib/util.mjs";
 
@@ -44,6 +44,7 @@ export default async function nextEdit(t) {
   for (let i = 0; i < "name".length; i++) await page.keyboard.press("Shift+ArrowRight");
   await page.keyboard.type("who");
   await waitFor("the next-edit marker", async () => (await markerTexts(page)).some((c) => c.includes("next edit (Tab)")), 30_000, 100);
+  await page.screenshot({ path: path.join(OUT, "next-edit-marker.png") });
   // rename.py is new to this session: its diff is in no earlier request of the mock's log (its last 50).
   const asked = (await nextEditRequests(mockUrl)).map((r) => JSON.stringify(r.body));
   if (!asked.some((sent) => sent.includes("-def greet(name):") && sent.includes("+def greet(who):"))) {
@@ -51,6 +52,7 @@ export default async function nextEdit(t) {
   }
   await page.keyboard.press("Tab"); // jump to the next edit and open its review
   await page.locator(".monaco-diff-editor").first().waitFor({ timeout: 30_000 });
+  await page.screenshot({ path: path.join(OUT, "next-edit-review.png") });
   await page.locator(".tab", { hasText: "rename.py" }).first().click();
   await page.locator(".editor-instance .monaco-editor .view-lines").first().click();
   await page.keyboard.press("Tab"); // accept

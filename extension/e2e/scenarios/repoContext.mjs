@@ -6,6 +6,7 @@ const ANSWER = 'new_task("write docs")'; // a name tasks.py binds (the name guar
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { COMPLETION } from "../lib/config.mjs";
+import { runCommand } from "../lib/editor.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { httpGet, log, waitFor } from "../lib/util.mjs";
 
@@ -33,11 +34,7 @@ export default async function repoContext(t) {
   }
   results.checks.repoContextSent = "models.py (Task, format_task, new_task) and utils.py (pluralize) in the completion request";
 
-  await page.keyboard.press("Control+Shift+P");
-  await page.locator(".quick-input-widget input").waitFor({ state: "visible" });
-  await page.locator(".quick-input-widget input").fill(">Kestrel: Show Completion Context");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Show Completion Context" }).first().waitFor();
-  await page.keyboard.press("Enter");
+  await runCommand(page, "Kestrel: Show Completion Context");
   const note = toast("Last completion in tasks.py was sent");
   await note.waitFor({ timeout: 20_000 });
   const text = (await note.innerText()).replace(/\s+/g, " ");

@@ -368,6 +368,7 @@ def test_summary_thresholds_margins_and_markdown():
 
 def test_the_repository_section_stays_last_in_quality_md(tmp_path):
     from bench.edit_quality.__main__ import write_section as write_edit
+    from bench.edit_quality.summary import END_MARKER as END
     from bench.edit_quality.summary import MARKER as EDIT
     from bench.quality.__main__ import write_sections
 
@@ -376,12 +377,29 @@ def test_the_repository_section_stays_last_in_quality_md(tmp_path):
     summary.write_section(md, summary.MARKER + "\n## Repo v1\n")
     assert md.read_text() == f"# Python v1\n\n{summary.MARKER}\n## Repo v1\n"
     write_edit(md, EDIT + "\n## Edits v1\n")
-    assert md.read_text() == f"# Python v1\n\n{EDIT}\n## Edits v1\n\n{summary.MARKER}\n## Repo v1\n"
+    assert md.read_text() == f"# Python v1\n\n{EDIT}\n## Edits v1\n\n{END}\n\n{summary.MARKER}\n## Repo v1\n"
     write_sections(md, "# Python v2\n", None)
-    assert md.read_text() == f"# Python v2\n\n{EDIT}\n## Edits v1\n\n{summary.MARKER}\n## Repo v1\n"
+    assert md.read_text() == f"# Python v2\n\n{EDIT}\n## Edits v1\n\n{END}\n\n{summary.MARKER}\n## Repo v1\n"
     summary.write_section(md, summary.MARKER + "\n## Repo v2\n")
     write_edit(md, EDIT + "\n## Edits v2\n")
-    assert md.read_text() == f"# Python v2\n\n{EDIT}\n## Edits v2\n\n{summary.MARKER}\n## Repo v2\n"
+    assert md.read_text() == f"# Python v2\n\n{EDIT}\n## Edits v2\n\n{END}\n\n{summary.MARKER}\n## Repo v2\n"
+
+
+def test_a_rerun_of_the_edit_section_keeps_the_subsections_written_by_hand(tmp_path):
+    from bench.edit_quality.__main__ import write_section as write_edit
+    from bench.edit_quality.summary import END_MARKER as END
+    from bench.edit_quality.summary import MARKER as EDIT
+
+    md = tmp_path / "QUALITY.md"
+    md.write_text(f"# Top\n\n{EDIT}\n## Edits v1\nold rows\n\n{END}\n\n### By hand\nkept text\n\n"
+                  f"{summary.MARKER}\n## Repo\n")
+    write_edit(md, EDIT + "\n## Edits v2\nnew rows\n")
+    text = md.read_text()
+    assert "old rows" not in text and "new rows" in text
+    assert text == f"# Top\n\n{EDIT}\n## Edits v2\nnew rows\n\n{END}\n\n### By hand\nkept text\n\n{summary.MARKER}\n## Repo\n"
+    md.write_text(f"# Top\n\n{EDIT}\n## Edits v1\n\n{END}\n\n### By hand, last\n")  # no repository section
+    write_edit(md, EDIT + "\n## Edits v3\n")
+    assert md.read_text() == f"# Top\n\n{EDIT}\n## Edits v3\n\n{END}\n\n### By hand, last\n"
 
 
 # --- the packages -------------------------------------------------------------------------------

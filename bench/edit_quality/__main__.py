@@ -21,7 +21,7 @@ from pathlib import Path
 from bench.quality.__main__ import output_paths
 
 from . import canitedit, data, eslint_set, humanevalfix, quixbugs
-from .summary import MARKER, render_markdown, render_table, summarize
+from .summary import END_MARKER, MARKER, render_markdown, render_table, summarize
 
 SETS = ("quixbugs", "humanevalfix", "canitedit", "eslint", "synthetic")
 
@@ -29,17 +29,20 @@ BENCH = Path(__file__).resolve().parent.parent
 
 
 def write_section(md: Path, section: str) -> None:
-    """Replace the edit section of QUALITY.md (from its marker to the end, or to the repository
-    section, which stays last), keep the rest."""
+    """Replace the generated edit section of QUALITY.md (from its marker to END_MARKER, or to the
+    repository section, which stays last), keep the rest: what follows END_MARKER is written by hand
+    (subsections of runs this command does not make) and survives a re-run."""
     from bench.repo_context.summary import MARKER as REPO_MARKER
 
-    head = md.read_text(encoding="utf-8") if md.exists() else "# Quality\n"
-    repo = head[head.index(REPO_MARKER):] if REPO_MARKER in head else ""
-    head = head[: len(head) - len(repo)]
+    text = md.read_text(encoding="utf-8") if md.exists() else "# Quality\n"
+    repo = text[text.index(REPO_MARKER):] if REPO_MARKER in text else ""
+    head, kept = text[: len(text) - len(repo)], ""
     if MARKER in head:
-        head = head[: head.index(MARKER)]
-    md.write_text(head.rstrip("\n") + "\n\n" + (section.rstrip("\n") + "\n\n" + repo if repo else section),
-                  encoding="utf-8")
+        head, old = head[: head.index(MARKER)], head[head.index(MARKER):]
+        if END_MARKER in old:
+            kept = old[old.index(END_MARKER) + len(END_MARKER):].strip("\n")
+    parts = [head.rstrip("\n"), section.rstrip("\n"), END_MARKER] + ([kept] if kept else []) + ([repo] if repo else [])
+    md.write_text("\n\n".join(parts).rstrip("\n") + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

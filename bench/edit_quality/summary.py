@@ -227,3 +227,5 @@ def render_markdown(doc: dict[str, Any], command: str, beside: list[dict[str, An
 
 
 MARKER = "<!-- edit-quality: written by python -m bench.edit_quality -->"
+# What follows this line, up to the repository section, is written by hand and kept by a re-run.
+END_MARKER = "<!-- /edit-quality: the subsections below are written by hand; a re-run keeps them -->"

@@ -172,6 +172,16 @@ describe("globs", () => {
     expect(g.excludes("/ws/tests/fixtures/a.json")).toBe(true);
     expect(g.excludes("/ws/src/api.ts")).toBe(false);
   });
+
+  it("reads a pattern relative to the workspace folder, as files.exclude is written (private/**)", () => {
+    const g = new UserGlobs(["private/**", "./config/local.py", "docs/*.md"]);
+    expect(g.excludes("/home/u/ws/private/keys.py")).toBe(true);
+    expect(g.excludes("/home/u/ws/private/deep/er.py")).toBe(true);
+    expect(g.excludes("/home/u/ws/config/local.py")).toBe(true);
+    expect(g.excludes("/home/u/ws/docs/notes.md")).toBe(true);
+    expect(g.excludes("/home/u/ws/privateer/keys.py")).toBe(false); // a folder's name, not its prefix
+    expect(g.excludes("/home/u/ws/src/app.py")).toBe(false);
+  });
 });
 
 describe("URIs and markers", () => {

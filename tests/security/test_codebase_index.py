@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from conftest import clean_env, kestrel, mock_options
 from lsp_wire import ATTACKER_PYTHON, as_other_user, require_other_user
@@ -84,3 +85,94 @@ def test_another_local_user_cannot_read_the_index(tmp_path):
     listing = subprocess.run(as_other_user(ATTACKER_PYTHON, "-c", f"import os; print(os.listdir({str(cache / 'index')!r}))"),
                              capture_output=True, text=True, timeout=30)
     assert listing.returncode != 0 and "Permission denied" in listing.stderr
+
+
+def saved(client, path: Path) -> None:
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=path.as_uri())))
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symlinks")
+async def test_a_save_does_not_bring_in_what_the_scan_leaves_out(mock, tmp_path):
+    """A save (or a watched change) re-indexes one file by the scan's own rules: a `.gitignore`d file,
+    one under a folder link out of the workspace and one under a hidden folder stay out of the index
+    and out of every request, though the editor reports them saved."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.py").write_text("def outside_canary_fn():\n    return 'canary-linked-saved-0201'\n")
+    ws = tmp_path / "ws"
+    (ws / ".cache").mkdir(parents=True)
+    (ws / ".gitignore").write_text("local_settings.py\n")
+    (ws / "app.py").write_text("def area(w, h):\n    return w * h\n")
+    (ws / "local_settings.py").write_text("def ignored_canary_fn():\n    return 'canary-ignored-saved-0202'\n")
+    (ws / ".cache" / "dump.py").write_text("def hidden_canary_fn():\n    return 'canary-hidden-saved-0203'\n")
+    (ws / "vendor").symlink_to(home, target_is_directory=True)
+    canaries = ("canary-linked-saved-0201", "canary-ignored-saved-0202", "canary-hidden-saved-0203")
+    question = "#codebase what do `ignored_canary_fn`, `outside_canary_fn`, `hidden_canary_fn` and `area` return?"
+    mock.configure(text="ok")
+    async with kestrel(mock_options(mock), env=clean_env(KESTREL_CACHE_DIR=str(tmp_path / "cache")), workspace=ws) as client:
+        await client.protocol.send_request_async("kestrel/chat", {"prompt": question})  # waits for the first pass
+        for path in (ws / "local_settings.py", ws / "vendor" / "notes.py", ws / ".cache" / "dump.py", ws / "app.py"):
+            saved(client, path)
+        (ws / "app.py").write_text("def area(w, h):\n    return w * h  # saved\n")
+        saved(client, ws / "app.py")
+        for _ in range(200):  # the saves are handled in order on the index's worker: app.py's is last
+            result = await client.protocol.send_request_async("kestrel/chat", {"prompt": question})
+            sent = str(mock.stats()["last_request"]["messages"])
+            if "# saved" in sent:
+                break
+        assert "# saved" in sent  # the last save was indexed, so the ones before it were handled
+    for canary in canaries:
+        assert canary not in sent
+    assert {s.path for s in result.sources} == {"app.py"}
+    database = "\n".join(p.read_bytes().decode("latin-1") for p in (tmp_path / "cache" / "index").glob("codebase-*"))
+    assert database and not any(canary in database for canary in canaries)
+
+
+def test_one_file_is_judged_as_the_scan_judges_it(tmp_path):
+    """`would_list` (a save) and `files()` (the scan) agree on every file of a workspace with each
+    kind of file the scan leaves out."""
+    from kestrel.context.codebase_index import CodebaseIndex
+    from kestrel.context.workspace_index import WorkspaceIndex
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.py").write_text("x = 1\n")
+    ws = tmp_path / "ws"
+    for folder in ("src/sub", ".hidden", "node_modules/pkg", "build_out", "private"):
+        (ws / folder).mkdir(parents=True)
+    for rel in ("src/a.py", "src/sub/b.py", "src/sub/skip.py", ".hidden/c.py", "node_modules/pkg/d.js",
+                "build_out/e.py", "private/f.py", "src/.env", "src/notes.bin"):
+        (ws / rel).write_text("x = 1\n")
+    (ws / ".gitignore").write_text("build_out/\n")
+    (ws / "src" / "sub" / ".gitignore").write_text("skip.py\n")
+    (ws / "linked").symlink_to(outside, target_is_directory=True)
+    (ws / "src" / "out.py").symlink_to(outside / "o.py")
+    (ws / "src" / "in.py").symlink_to(ws / "src" / "a.py")
+    workspace = WorkspaceIndex()
+    workspace.set_roots([str(ws)])
+    workspace.set_exclusions(("private/**",))
+    index = CodebaseIndex(workspace, None)
+    listed = {p.relative_to(ws).as_posix() for _, p in index.files()}
+    assert listed == {"src/a.py", "src/sub/b.py", "src/in.py"}
+    every = [p for p in ws.rglob("*") if p.is_file()] + [ws / "linked" / "o.py", ws / "src" / ".." / ".." / "outside" / "o.py"]
+    assert {p.relative_to(ws).as_posix() for p in every if index.would_list(ws, p)} == listed
+
+
+async def test_an_exclude_glob_written_relative_to_the_workspace_folder_keeps_its_files_out(mock, tmp_path):
+    """`private/**`, as `files.exclude` patterns are written (relative to the folder), excludes
+    `<workspace>/private/keys.py` from codebase search, the agent's reads and the prompt."""
+    ws = tmp_path / "ws"
+    (ws / "private").mkdir(parents=True)
+    (ws / "private" / "keys.py").write_text("def vault_key():\n    return 'canary-relative-glob-0301'\n")
+    (ws / "config").mkdir()
+    (ws / "config" / "local.py").write_text("def local_secret():\n    return 'canary-relative-glob-0302'\n")
+    (ws / "app.py").write_text("def area(w, h):\n    return w * h\n")
+    mock.configure(text="ok")
+    options = mock_options(mock, completion={"excludeGlobs": ["private/**", "./config/local.py"]})
+    async with kestrel(options, env=clean_env(KESTREL_CACHE_DIR=str(tmp_path / "cache")), workspace=ws) as client:
+        result = await client.protocol.send_request_async(
+            "kestrel/chat", {"prompt": "#codebase what do `vault_key`, `local_secret` and `area` return?"})
+        sent = str(mock.stats()["last_request"]["messages"])
+    assert "def area(w, h):" in sent
+    assert "canary-relative-glob" not in sent
+    assert {s.path for s in result.sources} == {"app.py"}

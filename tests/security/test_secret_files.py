@@ -16,7 +16,7 @@ from lsprotocol import types
 
 from conftest import code_actions, change_doc, complete, kestrel, mock_options, open_doc, wait_for
 from kestrel.context import exclusion
-from kestrel.context.exclusion import is_excluded
+from kestrel.context.exclusion import is_excluded, is_excluded_path
 
 # rule -> (names it must exclude, names it must not)
 TABLE: dict[str, tuple[list[str], list[str]]] = {
@@ -253,7 +253,6 @@ def test_the_shared_table_with_the_extension():
     """`secret_paths.json` is also run by the extension's own rules (extension/test/secretFiles.test.ts)."""
     from pathlib import Path
 
-    from kestrel.context.exclusion import is_excluded_path
 
     cases = json.loads((Path(__file__).parent / "secret_paths.json").read_text())["cases"]
     assert [c["path"] for c in cases if is_excluded_path(c["path"]) != c["excluded"]] == []
@@ -268,3 +267,10 @@ def test_secret_files_are_excluded(uri):
 def test_user_globs_and_normal_files():
     assert not is_excluded("file:///w/src/app.py")
     assert is_excluded("file:///w/secret/app.py", ("**/secret/*",))
+
+
+@pytest.mark.parametrize("glob", ["private/**", "private/*", "private/keys.py", "./private/keys.py", "**/private/**"])
+def test_user_globs_written_relative_to_the_workspace_folder(glob):
+    assert is_excluded_path("/home/u/ws/private/keys.py", (glob,))
+    assert not is_excluded_path("/home/u/ws/privateer/keys.py", (glob,))
+    assert not is_excluded_path("/home/u/ws/src/app.py", (glob,))

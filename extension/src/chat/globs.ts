@@ -161,19 +161,20 @@ function fnmatchRegExp(pattern: string): RegExp {
 
 /**
  * `kestrel.completion.excludeGlobs` against a file's path, as the server applies them: the whole
- * path or the name, lower-cased; `**\/x` also matches `x` at the start of the path.
+ * path, the name, or the path from any of its folders on (a pattern is relative to a workspace
+ * folder, as `files.exclude` is: `private/**` hides `/home/u/ws/private/keys.py`), lower-cased;
+ * `**\/x` is `x` from any folder on.
  */
 export class UserGlobs {
   private readonly res: RegExp[] = [];
-  /** `**\/x` patterns as `x`: tried against the whole path only. */
-  private readonly tails: RegExp[] = [];
 
   constructor(globs: readonly string[]) {
     for (const glob of globs) {
-      const p = glob.replace(/\\/g, "/").toLowerCase();
+      let p = glob.replace(/\\/g, "/").toLowerCase();
+      if (p.startsWith("./")) p = p.slice(2);
+      if (p.startsWith("**/")) p = p.slice(3);
       if (!p) continue;
       this.res.push(fnmatchRegExp(p));
-      if (p.startsWith("**/")) this.tails.push(fnmatchRegExp(p.slice(3)));
     }
   }
 
@@ -181,6 +182,8 @@ export class UserGlobs {
     if (!this.res.length) return false;
     const p = path.replace(/\\/g, "/").toLowerCase();
     const name = p.replace(/\/+$/, "").split("/").pop() ?? p;
-    return this.res.some((re) => re.test(p) || re.test(name)) || this.tails.some((re) => re.test(p));
+    const tails = [p, name];
+    for (let i = p.indexOf("/"); i >= 0; i = p.indexOf("/", i + 1)) if (i + 1 < p.length) tails.push(p.slice(i + 1));
+    return this.res.some((re) => tails.some((t) => re.test(t)));
   }
 }

@@ -246,6 +246,19 @@ class CodebaseIndex:
             return False
         return root in real.parents and self._allowed(real)
 
+    @staticmethod
+    def _skipped_dir(folder: Path, ignore: GitIgnore) -> bool:
+        """A folder the index never enters: hidden, an environment or build output, `.gitignore`d,
+        or a link (the walk does not follow folder links: `vendor -> ~/private` stays outside)."""
+        return (folder.name.startswith(".") or folder.name in SKIPPED_DIRS or os.path.islink(folder)
+                or ignore.ignored(folder, is_dir=True))
+
+    def _listed(self, root: Path, path: Path, ignore: GitIgnore) -> bool:
+        """A file in a folder the index enters is indexed: a suffix it reads, not `.gitignore`d, not a
+        secret or excluded, and a link only to a readable file inside the same workspace folder."""
+        return (path.suffix.lower() in INDEXED_SUFFIXES and not ignore.ignored(path) and self._allowed(path)
+                and (not os.path.islink(path) or self._inside(root, path)))
+
     def files(self, stop: threading.Event | None = None) -> list[tuple[Path, Path]]:
         """(workspace folder, file) for every file the index may hold."""
         out: list[tuple[Path, Path]] = []
@@ -256,16 +269,29 @@ class CodebaseIndex:
                     return out
                 here = Path(folder)
                 ignore.load(here)
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS
-                                 and not ignore.ignored(here / d, is_dir=True))
-                for name in sorted(names):
-                    path = here / name
-                    if path.suffix.lower() in INDEXED_SUFFIXES and not ignore.ignored(path) and self._allowed(path):
-                        if not os.path.islink(path) or self._inside(root, path):
-                            out.append((root, path))
+                dirs[:] = sorted(d for d in dirs if not self._skipped_dir(here / d, ignore))
+                out.extend((root, here / name) for name in sorted(names) if self._listed(root, here / name, ignore))
                 if len(out) >= MAX_INDEXED_FILES:
                     return out[:MAX_INDEXED_FILES]
         return out
+
+    def would_list(self, root: Path, path: Path) -> bool:
+        """Whether `files()` lists `path`: the walk's rules for one file (a save, a watched change),
+        every folder from `root` down judged as the walk judges it, with the `.gitignore`s met on the way."""
+        try:
+            parts = path.relative_to(root).parts
+        except ValueError:
+            return False
+        if not parts or ".." in parts:
+            return False
+        ignore, folder = GitIgnore(), root
+        ignore.load(root)
+        for name in parts[:-1]:
+            folder = folder / name
+            if self._skipped_dir(folder, ignore):
+                return False
+            ignore.load(folder)
+        return self._listed(root, path, ignore)
 
     def refresh(self, stop: threading.Event | None = None,
                 listed: list[tuple[Path, Path]] | None = None) -> dict[str, float]:
@@ -380,10 +406,12 @@ class CodebaseIndex:
             db = self._connect()
             if db is None or root is None:
                 return
-            stamp = self._stamp(path) if not os.path.islink(path) or self._inside(root, path) else None
+            # The same rules as the full scan: a save must not bring in what the walk leaves out
+            # (a `.gitignore`d file, one under a folder link or a hidden folder).
+            stamp = self._stamp(path) if self.would_list(root, path) else None
             db.execute("BEGIN")
             try:
-                if stamp is None or not self._allowed(path) or path.suffix.lower() not in INDEXED_SUFFIXES:
+                if stamp is None:
                     self._drop(db, str(path))
                 else:
                     self._index_file(db, root, path, stamp)

@@ -76,15 +76,21 @@ def secret_rule(path: str) -> str | None:
 
 
 def _user_glob_matches(path: str, globs: tuple[str, ...]) -> bool:
-    """The user's `kestrel.completion.excludeGlobs`: against the whole path or the file name,
+    """The user's `kestrel.completion.excludeGlobs`: against the whole path, the file name, or the
+    path from any of its folders on (a pattern is written relative to a workspace folder, as VS Code's
+    `files.exclude` is: `private/**` must hide `/home/u/ws/private/keys.py`, and a path does not say
+    where its workspace folder starts, so every start is tried: it can only hide more),
     case-insensitively (an exclusion that misses `.KEY` on Windows is no exclusion)."""
     path = path.replace("\\", "/").lower()
     name = path.rstrip("/").rsplit("/", 1)[-1]
+    tails = [path[i + 1:] for i, c in enumerate(path) if c == "/" and path[i + 1:]]
     for glob in globs:
-        pattern = glob.replace("\\", "/").lower()
+        pattern = glob.replace("\\", "/").lower().removeprefix("./")
+        if pattern.startswith("**/"):
+            pattern = pattern[3:]  # `**/x` is `x` from any folder on, the tails below
         if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(name, pattern):
             return True
-        if pattern.startswith("**/") and fnmatch.fnmatchcase(path, pattern[3:]):
+        if any(fnmatch.fnmatchcase(tail, pattern) for tail in tails):
             return True
     return False
 

@@ -505,6 +505,7 @@ describe("a send reads every mention at that moment", () => {
       { kind: "symbol", marker: "#sym:TOKEN", uri: "file:///ws/config/secrets.yaml#L1", name: "TOKEN" },
       { kind: "file", marker: "#file:lib.py", uri: "file:///ws/vendor/lib.py", name: "lib.py" },
       { kind: "file", marker: "#file:passwd", uri: "file:///etc/passwd", name: "passwd" },
+      { kind: "file", marker: "#file:up", uri: "file:///ws/src/../../etc/passwd", name: "up" },
       fileMention("ok.py"),
     ];
     await h.send({ type: "send", text: `Read ${forged.map((m) => m.marker).join(" ")} and #file:config/secrets.yaml`, chips: [], mentions: forged });
@@ -512,7 +513,7 @@ describe("a send reads every mention at that moment", () => {
     const q = h.question();
     expect(q).not.toMatch(/sk-live|root:x|V = 1/);
     expect(q).toContain("fine = True");
-    expect(h.notices()[0]).toMatch(/^Not attached: \.env: a secret file; TOKEN: a secret file; lib\.py: excluded by kestrel\.completion\.excludeGlobs; passwd: outside the workspace; config\/secrets\.yaml: a secret file\.$/);
+    expect(h.notices()[0]).toMatch(/^Not attached: \.env: a secret file; TOKEN: a secret file; lib\.py: excluded by kestrel\.completion\.excludeGlobs; passwd: outside the workspace; up: a path with `\.\.` in it; config\/secrets\.yaml: a secret file\.$/);
   });
 
   it("refuses a workspace file that links to a secret or out of the workspace (a link inside it is fine)", async () => {

@@ -232,6 +232,53 @@ async def test_chat_refuses_text_of_a_secret_file_attached_as_context(mock):
         assert chat_requests(mock) == 1 and not leaked(mock)
 
 
+async def test_a_workspace_file_that_links_to_a_secret_is_a_secret(mock, tmp_path):
+    """A hostile workspace names a link innocently (`settings_notes.py -> ~/.aws/credentials`,
+    `keys/deploy.py -> ~/.ssh/id_ed25519`): judged where it really is, it is never a neighbour
+    snippet, never completed in, and a chat carrying its text or its label is refused, open or not."""
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text(SECRET_TEXT.format(n=0))
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text(SECRET_TEXT.format(n=1))
+    ws = tmp_path / "ws"
+    (ws / "keys").mkdir(parents=True)
+    (ws / "settings_notes.py").symlink_to(home / ".aws" / "credentials")
+    (ws / "keys" / "deploy.py").symlink_to(home / ".ssh" / "id_ed25519")
+    app = ws / "app.py"
+    app.write_text(NORMAL_TEXT)
+    mock.configure(text="user)\n")
+    async with kestrel(mock_options(mock), workspace=ws) as client:
+        linked = ws / "settings_notes.py"
+        open_doc(client, linked.as_uri(), linked.read_text(), language="python")
+        open_doc(client, "file:///elsewhere/db.py", SECRET_TEXT.format(n=0).replace(CANARY, "NORMAL-NEIGHBOUR"))
+        open_doc(client, app.as_uri(), NORMAL_TEXT)
+        await complete(client, app.as_uri(), 4, len(NORMAL_TEXT.split("\n")[4]))
+        assert "NORMAL-NEIGHBOUR" in json.dumps(mock.stats()["request_log"])  # the neighbour path ran
+        assert await complete(client, linked.as_uri(), 2, 10) is None
+        attachments = [f"Open file settings_notes.py:\n```python\n{linked.read_text()}\n```",
+                       f"File keys/deploy.py, lines 1-3 (connect_database):\n```python\n    password = '{CANARY}-1'\n```"]
+        for n, text in enumerate(attachments):
+            result = await client.protocol.send_request_async("kestrel/chat", {
+                "id": f"l{n}", "messages": [{"role": "user", "content": f"Explain this code.\n\n{text}"}]})
+            assert "never sends" in (getattr(result, "error", None) or ""), text
+        assert chat_requests(mock) == 1 and not leaked(mock)
+
+
+def test_every_label_the_extension_writes_is_checked():
+    """The labels of extension/src/chat/context.ts and mentionContext.ts, each naming a secret."""
+    from kestrel.context.excluded_text import excluded_source
+
+    labels = ["File deploy/prod.pem:", "Open file deploy/prod.pem:", "Selected lines 3-4 of deploy/prod.pem:",
+              "Selected lines 4 of deploy/prod.pem:", "File deploy/prod.pem, lines 1-30:",
+              "File deploy/prod.pem, lines 3-9 (load_key):", "File deploy/prod.pem (its first 20000 characters):"]
+    for label in labels:
+        message = {"role": "user", "content": f"{label}\n```\nKEY\n```\nwhat is this?"}
+        assert excluded_source([message], [], [], is_excluded_path) == "deploy/prod.pem", label
+    fine = {"role": "user", "content": "File src/app.py, lines 1-3:\n```\nx = 1\n```"}
+    assert excluded_source([fine], [], [], is_excluded_path) is None
+
+
 async def test_percent_encoded_uris_are_read_and_still_excluded(mock):
     """VS Code percent-encodes URIs (`c%3A`, `%20`); pygls files documents under the decoded URI.
     Documents must be found under either spelling (else Windows gets no completions at all) and a

@@ -2,10 +2,13 @@
  * What the chat attaches to a question: the selection, the current file, the other open files and
  * the current file's problems. The chips the user sees and the context that is sent come from the
  * same reading of the editor (`attachables`), so a chip always says exactly what a send attaches.
- * Secret files (secretFiles.ts, the server's rules) are never attached.
+ * Secret files and `kestrel.completion.excludeGlobs` (secretFiles.ts, globs.ts: the server's rules),
+ * and links to them, are never attached.
  */
+import { realpathSync } from "fs";
 import * as vscode from "vscode";
 import type { Chip } from "./protocol";
+import { UserGlobs } from "./globs";
 import { isSecretPath } from "../secretFiles";
 
 const MAX_FILE_CHARS = 20_000;
@@ -16,7 +19,7 @@ const MAX_DIAGNOSTICS = 20;
 const FILE_SCHEMES = new Set(["file", "untitled", "vscode-remote", "vscode-vfs"]);
 
 export interface Attachables {
-  /** The active editor's document (secret: shown, never attached). */
+  /** The active editor's document (secret, excluded or a link to one: shown, never attached). */
   file?: { doc: vscode.TextDocument; rel: string; secret: boolean };
   selection?: { range: vscode.Selection; from: number; to: number };
   /** Every other text tab (all groups), without secrets, in tab order; only the first MAX_OPEN_FILES are attached. */
@@ -25,6 +28,27 @@ export interface Attachables {
 }
 
 const relative = (uri: vscode.Uri) => vscode.workspace.asRelativePath(uri, false);
+
+function userGlobs(): UserGlobs {
+  const globs = vscode.workspace.getConfiguration("kestrel").get<unknown>("completion.excludeGlobs");
+  return new UserGlobs(Array.isArray(globs) ? globs.filter((g): g is string => typeof g === "string") : []);
+}
+
+/**
+ * A file the chat never attaches: a secret or excluded file by its path, or a link to one, judged
+ * where it leads (`notes.py -> ~/.aws/credentials`), as the server judges it.
+ */
+export function neverAttached(uri: vscode.Uri, globs: UserGlobs = userGlobs()): boolean {
+  if (isSecretPath(uri.path) || globs.excludes(uri.path)) return true;
+  if (uri.scheme !== "file") return false;
+  let real: string;
+  try {
+    real = realpathSync(uri.fsPath);
+  } catch {
+    return false; // not on this disk (an unsaved or remote file): judged by its path
+  }
+  return real !== uri.fsPath && (isSecretPath(real) || globs.excludes(real));
+}
 
 /** The active text editor when it shows a file (not the output pane, not a review diff). */
 export function activeFileEditor(): vscode.TextEditor | undefined {
@@ -36,7 +60,8 @@ export function activeFileEditor(): vscode.TextEditor | undefined {
 export function attachables(): Attachables {
   const editor = activeFileEditor();
   const doc = editor?.document;
-  const file = doc && { doc, rel: relative(doc.uri), secret: isSecretPath(doc.uri.path) };
+  const globs = userGlobs();
+  const file = doc && { doc, rel: relative(doc.uri), secret: neverAttached(doc.uri, globs) };
   let selection: Attachables["selection"];
   if (editor && !editor.selection.isEmpty) {
     const s = editor.selection;
@@ -49,7 +74,7 @@ export function attachables(): Attachables {
   for (const tab of vscode.window.tabGroups.all.flatMap((g) => g.tabs)) {
     if (!(tab.input instanceof vscode.TabInputText)) continue;
     const uri = tab.input.uri;
-    if (!FILE_SCHEMES.has(uri.scheme) || seen.has(uri.toString()) || isSecretPath(uri.path)) continue;
+    if (!FILE_SCHEMES.has(uri.scheme) || seen.has(uri.toString()) || neverAttached(uri, globs)) continue;
     seen.add(uri.toString());
     openFiles.push({ uri, rel: relative(uri) });
   }
@@ -67,7 +92,7 @@ const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one :
 export function chipsFor(a: Attachables): Chip[] {
   const file = a.file;
   const usable = file && !file.secret;
-  const secretNote = file?.secret ? `${file.rel} is a secret file: never attached` : undefined;
+  const secretNote = file?.secret ? `${file.rel} is a secret or excluded file: never attached` : undefined;
   const chips: Chip[] = [];
   chips.push(
     usable && a.selection

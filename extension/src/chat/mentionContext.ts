@@ -184,6 +184,8 @@ async function readOne(m: Mention, sources: MentionSources, room: number, alread
   if (parsed.scheme === "problems") return problems(sources);
   if (parsed.scheme === "diff") return diff(sources);
   const uri = vscode.Uri.parse(parsed.base, true);
+  // `..` is never normalised away here: `/ws/src/../../etc/passwd` would pass a folder prefix check.
+  if (uri.path.split("/").includes("..")) return { refused: "a path with `..` in it" };
   const why = sources.files.rules.refuses(uri);
   if (why) return { refused: why };
   const inWorkspace = Boolean(vscode.workspace.getWorkspaceFolder(uri));

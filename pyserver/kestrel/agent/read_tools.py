@@ -80,7 +80,7 @@ class WorkspaceReader:
             text = tool(**{k: v for k, v in arguments.items() if k in _params(name)})
         except ToolRefused as exc:
             return ToolResult(False, str(exc))
-        except TypeError as exc:  # a required argument missing, or one of the wrong type
+        except (TypeError, ValueError) as exc:  # an argument missing, of the wrong type, or unusable (a NUL in a path)
             return ToolResult(False, f"{name} was called wrongly ({exc}); see its parameters")
         return ToolResult(True, _capped(text))
 

@@ -14,7 +14,11 @@ from typing import Callable, Iterable
 
 MIN_LINE_CHARS = 12
 SUBSTRING_SCAN_CHARS = 256_000
-_LABEL = re.compile(r"^(?:File|Open file|Selected lines \d+-\d+ of) (?P<path>.+):$")
+# Every label the extension writes (extension/src/chat/context.ts, mentionContext.ts): `File p:`,
+# `Open file p:`, `Selected lines 3-4 of p:` (or one line, `3`), `File p, lines 3-9:`, `File p, lines
+# 3-9 (name):` (a symbol), `File p (its first N characters):` (a large file).
+_LABEL = re.compile(r"^(?:File|Open file|Selected lines \d+(?:-\d+)? of) (?P<path>.+?)"
+                    r"(?:, lines \d+(?:-\d+)?(?: \(.*\))?| \(its first \d+ characters\))?:$")
 
 
 def message_text(message: object) -> str:

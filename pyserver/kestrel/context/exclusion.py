@@ -10,6 +10,7 @@ step. Why: docs/design-notes.md#pyserverkestrelcontextexclusionpy
 from __future__ import annotations
 
 import fnmatch
+import os
 from functools import lru_cache
 from urllib.parse import unquote, urlparse
 
@@ -110,3 +111,16 @@ def _excluded_uri(uri: str, user_globs: tuple[str, ...]) -> bool:
     # Asked on every keystroke's completion (and for each open tab): a pure function of its arguments,
     # ~50 us of fnmatch on 2 cores each time otherwise.
     return is_excluded_path(uri_to_path(uri), user_globs)
+
+
+def linked_to_excluded(path: str, user_globs: tuple[str, ...] = ()) -> bool:
+    """`path` is a link (itself, or a folder on the way) to a file that is excluded where it really
+    is: `ws/notes.py -> ~/.aws/credentials` is judged by `credentials`, not by `notes.py`. Reads the
+    file system (a few `lstat`s), so it is asked once per opened document, not per keystroke."""
+    if not path.startswith("/") and not (len(path) > 2 and path[1] == ":"):
+        return False  # not a local file path (`untitled:`, a remote scheme)
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return True  # a path that cannot be resolved is not read
+    return real != os.path.normpath(path) and is_excluded_path(real, tuple(user_globs))

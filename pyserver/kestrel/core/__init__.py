@@ -15,7 +15,7 @@ from lsprotocol import types
 
 from .. import redact
 from ..chat.engine import ChatEngine
-from ..context.exclusion import is_excluded, uri_to_path
+from ..context.exclusion import uri_to_path
 from ..context.codebase_index import CodebaseIndex
 from ..context.workspace_index import INDEXED_SUFFIXES, WorkspaceIndex
 from ..local import cache as local_cache
@@ -89,6 +89,8 @@ class Core:
     def files_changed(self, uris: list[str]) -> None:
         """Watched files changed: each is read again (or dropped) by both indexes; a burst (a branch
         switch) re-walks the folders instead, which costs a stat per unchanged file."""
+        for uri in uris:
+            self.documents.saved(uri)  # a file replaced by a link is judged again
         paths = [Path(uri_to_path(uri)) for uri in uris if uri.startswith("file:")]
         for path in paths:
             if str(path).endswith(INDEXED_SUFFIXES):
@@ -164,7 +166,7 @@ class Core:
 
     def excluded(self, uri: str) -> bool:
         """Secrets files and the user's excludeGlobs never reach a model."""
-        return is_excluded(uri, self.host.settings.completion.exclude_globs)
+        return self.documents.excluded(uri, self.host.settings.completion.exclude_globs)
 
     def refusal(self, uri: str) -> str | None:
         """Why nothing of this document may reach a model (a message for the user), or None: it is

@@ -4,10 +4,11 @@ any document may have (`MAX_DOCUMENT_CHARS`)."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from ..context.excluded_text import excluded_source, message_chars
-from ..context.exclusion import is_excluded_path
+from ..context.exclusion import is_excluded_path, linked_to_excluded
 from .documents import MAX_DOCUMENT_CHARS, too_large_message
 
 if TYPE_CHECKING:
@@ -33,7 +34,12 @@ def refusal(core: Core, messages: list[Any]) -> str | None:
             excluded.append((documents.path(uri), text))
         else:
             others.append(text)
-    source = excluded_source(messages, excluded, others, lambda path: is_excluded_path(path, globs))
+    def named_excluded(path: str) -> bool:
+        """A path an attachment's label names: excluded by its name, or a workspace file that links to one."""
+        return is_excluded_path(path, globs) or any(
+            linked_to_excluded(os.path.join(root, path), globs) for root in documents.folder_paths())
+
+    source = excluded_source(messages, excluded, others, named_excluded)
     if source is None:
         return None
     return (f"this message contains text from {source}, which Kestrel never sends to a model "

@@ -12,7 +12,7 @@ import time
 from typing import Any, Callable
 from urllib.parse import unquote
 
-from ..context.exclusion import is_excluded, uri_to_path
+from ..context.exclusion import is_excluded, linked_to_excluded, uri_to_path
 
 # One limit for every feature that reads a document (completion, edits, fixes, chat context):
 # the size at which VS Code turns on its own large-file optimizations (20 MB). Without it an inline
@@ -32,6 +32,8 @@ class Documents:
         self._server = server
         self._recent: dict[str, float] = {}  # uri -> last edit/open time
         self._too_large: dict[str, int] = {}  # key -> its size in characters when it was set aside
+        # key -> (the user's globs it was judged with, whether it links to an excluded file)
+        self._links: dict[str, tuple[tuple[str, ...], bool]] = {}
         self._on_open: list[Callable[[str, str], None]] = []
         self._on_close: list[Callable[[str], None]] = []
 
@@ -70,19 +72,36 @@ class Documents:
 
     def opened(self, uri: str) -> None:
         self._too_large.pop(self._key(uri), None)  # a new text: judged afresh
+        self._links.pop(self._key(uri), None)  # and where it links to, too
         self.touched(uri)
         doc = self.get(uri)
         if doc is not None:
             for listener in self._on_open:
                 listener(uri, doc.source)
 
+    def saved(self, uri: str) -> None:
+        self._links.pop(self._key(uri), None)  # a save may have replaced the file by a link
+
     def closed(self, uri: str) -> None:
         self._recent.pop(uri, None)
         self._too_large.pop(self._key(uri), None)
+        self._links.pop(self._key(uri), None)
         for listener in self._on_close:
             listener(uri)
 
     # -- reading -------------------------------------------------------------------------
+    def excluded(self, uri: str, exclude_globs: tuple[str, ...]) -> bool:
+        """A secret or excluded file by its name, or a link to one (judged once per opening)."""
+        if is_excluded(uri, exclude_globs):
+            return True
+        key = self._key(uri)
+        known = self._links.get(key)
+        if known is None or known[0] != exclude_globs:
+            path = uri_to_path(uri) if uri.startswith("file:") else ""
+            known = (exclude_globs, bool(path) and linked_to_excluded(path, exclude_globs))
+            self._links[key] = known
+        return known[1]
+
     def get(self, uri: str) -> Any:
         """pygls's TextDocument (`source`, `version`, `language_id`), or None if it is not open
         or was set aside as too large (see `too_large`)."""
@@ -123,15 +142,22 @@ class Documents:
         root, name = folder
         return " ".join((name or root.rstrip("/").rsplit("/", 1)[-1]).split())
 
-    def _folder(self, path: str) -> tuple[str, str] | None:
-        """(its root with a trailing `/`, the editor's name for it or "") of the innermost workspace
-        folder holding `path`."""
+    def _folders(self) -> list[tuple[str, str]]:
+        """(root path, the editor's name for it or "") of every workspace folder."""
         workspace = self._server.workspace
         named = (getattr(workspace, "folders", None) or {}).values()
         folders = [(uri_to_path(f.uri), getattr(f, "name", "")) for f in named]
         if getattr(workspace, "root_path", None):
             folders.append((workspace.root_path, ""))
-        for root, name in sorted((f for f in folders if f[0]), key=lambda f: len(f[0]), reverse=True):
+        return [f for f in folders if f[0]]
+
+    def folder_paths(self) -> list[str]:
+        return list(dict.fromkeys(root for root, _ in self._folders()))
+
+    def _folder(self, path: str) -> tuple[str, str] | None:
+        """(its root with a trailing `/`, the editor's name for it or "") of the innermost workspace
+        folder holding `path`."""
+        for root, name in sorted(self._folders(), key=lambda f: len(f[0]), reverse=True):
             root = root.rstrip("/") + "/"
             if path.startswith(root):
                 return root, name
@@ -147,7 +173,7 @@ class Documents:
         out = []
         for other in ordered:
             doc = self.get(other)
-            if other == uri or doc is None or is_excluded(other, exclude_globs):
+            if other == uri or doc is None or self.excluded(other, exclude_globs):
                 continue
             if len(doc.source) > MAX_NEIGHBOR_CHARS:
                 continue

@@ -10,6 +10,7 @@ import { config } from "./config";
 import {
   LEGACY_SLOT,
   bindingOf,
+  canonical,
   describeBinding,
   isKeySlot,
   providerOfKeyShape,
@@ -56,7 +57,7 @@ export class ApiKey implements vscode.Disposable {
     const key = binding ? (await this.secrets.get(slotOf(binding))) || undefined : undefined;
     if (load !== this.loads) return; // the settings changed meanwhile: the newer load decides
     this.redactor.add(key);
-    this.active = binding && key ? { ...binding, apiKey: key } : undefined;
+    this.active = binding && key ? { ...canonical(binding), apiKey: key } : undefined;
   }
 
   private async reload(): Promise<void> {

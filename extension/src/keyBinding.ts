@@ -26,8 +26,22 @@ const SLOT_PREFIX = "kestrel.apiKey:";
 const CUSTOM = "custom";
 const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443", "ws:": "80", "wss:": "443" };
 
-/** `scheme://host:port` with the default port spelled out; undefined when `url` is not one. */
+/**
+ * A URL that parsers read differently is bound to nothing (as in `pyserver/kestrel/keys.py`): Node's
+ * URL reads `\` as `/`, Python's urlsplit does not, so `https://gateway:443\@evil/v1` is `gateway`
+ * here and `evil` to the server. User info (`user@`), spaces and control characters likewise.
+ */
+const AMBIGUOUS = /[\\\s\x00-\x1f\x7f]/;
+
+function ambiguous(url: string): boolean {
+  const scheme = url.indexOf("://");
+  const rest = scheme >= 0 ? url.slice(scheme + 3) : url;
+  return AMBIGUOUS.test(url) || rest.split("/", 1)[0].includes("@");
+}
+
+/** `scheme://host:port` with the default port spelled out; undefined when `url` is not one (or is ambiguous). */
 export function origin(url: string): string | undefined {
+  if (ambiguous(url)) return undefined;
   let u: URL;
   try {
     u = new URL(url);
@@ -39,8 +53,23 @@ export function origin(url: string): string | undefined {
   return `${u.protocol}//${u.hostname.toLowerCase()}:${port}`;
 }
 
+/** The preset a provider name selects (the server reads `Groq` as `groq`), or CUSTOM. */
 function label(provider: string): string {
-  return (PRESETS as readonly string[]).includes(provider) ? provider : CUSTOM;
+  const name = provider.toLowerCase();
+  return (PRESETS as readonly string[]).includes(name) ? name : CUSTOM;
+}
+
+/**
+ * The binding a slot stands for, as the server is to bind the key: the preset (or a raw transport
+ * for CUSTOM) and the origin alone. The key goes to the server with this, not with the settings
+ * as written, so that whatever the settings name besides (a path, a spelling two URL parsers read
+ * differently) the server binds the key to where it was entered for, and sends it nowhere else.
+ */
+export function canonical(b: KeyBinding): KeyBinding {
+  const preset = label(b.provider);
+  const provider = preset !== CUSTOM ? preset : (TRANSPORTS as readonly string[]).includes(b.provider) ? b.provider : "chat";
+  if (!b.baseUrl) return { provider };
+  return { provider, baseUrl: origin(b.baseUrl) ?? b.baseUrl };
 }
 
 /** The SecretStorage key a binding's API key lives under. */

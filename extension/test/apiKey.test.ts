@@ -154,6 +154,33 @@ describe("API keys per provider and endpoint", () => {
     await vi.waitFor(() => expect(apiKey.value?.apiKey).toBe(OPENAI_KEY));
   });
 
+  it("a key goes to the server bound to where it was entered, whatever spelling the settings use now", async () => {
+    vs.user.provider = "openai";
+    vs.user.baseUrl = "https://gateway.corp.example/v1";
+    const { apiKey } = await started();
+    vs.inputs.push(OPENAI_KEY);
+    await apiKey.prompt();
+    expect(apiKey.value).toEqual({ provider: "openai", baseUrl: "https://gateway.corp.example:443", apiKey: OPENAI_KEY });
+    // Node's URL reads this as the gateway, the server as evil.example: the key is not handed over for it.
+    await setSetting("workspace", "baseUrl", "https://gateway.corp.example:443\\@evil.example/v1");
+    await vi.waitFor(() => expect(apiKey.value).toBeUndefined());
+    // A path of the same origin keeps the key, bound to the origin (the server compares origins).
+    await setSetting("workspace", "baseUrl", "https://gateway.corp.example/other/v1");
+    await vi.waitFor(() => expect(apiKey.value).toEqual({ provider: "openai", baseUrl: "https://gateway.corp.example:443", apiKey: OPENAI_KEY }));
+  });
+
+  it("a provider name in another case is that preset, not a raw transport that shares a key", async () => {
+    vs.user.provider = "chat";
+    const { apiKey } = await started();
+    vs.inputs.push(OPENAI_KEY);
+    await apiKey.prompt();
+    expect(apiKey.value).toEqual({ provider: "chat", apiKey: OPENAI_KEY });
+    await setSetting("workspace", "provider", "Ollama"); // the server reads it as the ollama preset
+    await vi.waitFor(() => expect(apiKey.value).toBeUndefined());
+    await setSetting("workspace", "provider", "fim"); // another raw transport to the same default endpoint
+    await vi.waitFor(() => expect(apiKey.value).toEqual({ provider: "fim", apiKey: OPENAI_KEY }));
+  });
+
   it("the key prompt says where the key will go, and that the workspace chose it", async () => {
     vs.user.provider = "chat";
     vs.workspace.baseUrl = "http://203.0.113.9:8080/v1";
@@ -207,7 +234,11 @@ describe("API keys per provider and endpoint", () => {
 describe("key bindings", () => {
   it("compare scheme, host and port, not the path or the spelling", () => {
     expect(origin("https://API.openai.com/v1")).toBe("https://api.openai.com:443");
-    expect(origin("https://api.openai.com@evil.example/v1")).toBe("https://evil.example:443");
+    // Read differently by Node's URL and Python's urlsplit: bound to nothing (keyBinding.ts, keys.py).
+    expect(origin("https://api.openai.com@evil.example/v1")).toBeUndefined();
+    expect(origin("https://gateway.corp.example:443\\@evil.example/v1")).toBeUndefined();
+    expect(origin("https://gateway.corp.example /v1")).toBeUndefined();
+    expect(origin("https://api.openai.com/v1?from=a@b")).toBe("https://api.openai.com:443");
     expect(slotOf({ provider: "chat", baseUrl: "http://127.0.0.1:8765/v1" })).toBe(slotOf({ provider: "fim", baseUrl: "http://127.0.0.1:8765/other" }));
     expect(slotOf({ provider: "chat", baseUrl: "http://127.0.0.1:8765/v1" })).not.toBe(slotOf({ provider: "chat", baseUrl: "https://127.0.0.1:8765/v1" }));
     expect(slotOf({ provider: "openai" })).not.toBe(slotOf({ provider: "openai", baseUrl: "https://proxy.example/v1" }));

@@ -108,6 +108,23 @@ def _parser(version: str) -> argparse.ArgumentParser:
     return parser
 
 
+# Read by the openai SDK from the environment and sent with every request to whatever endpoint the
+# client is built for, including one a workspace's settings chose (`OPENAI_CUSTOM_HEADERS` can carry an
+# `Authorization` header). Kestrel binds each key to its endpoint (keys.py); these bypass that, so
+# they are not honoured.
+SDK_AMBIENT_VARIABLES = ("OPENAI_CUSTOM_HEADERS", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OPENAI_ADMIN_KEY",
+                         "OPENAI_WEBHOOK_SECRET")
+
+
+def _drop_sdk_ambient_variables() -> None:
+    import os
+
+    dropped = [name for name in SDK_AMBIENT_VARIABLES if os.environ.pop(name, None) is not None]
+    if dropped:
+        logging.getLogger("kestrel").warning(
+            "ignored %s: the openai SDK would send them to any configured endpoint", ", ".join(dropped))
+
+
 def main(argv: list[str] | None = None) -> None:
     from . import __version__
 
@@ -132,6 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
     for noisy in ("httpx2", "httpcore2", "openai", "websockets"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    _drop_sdk_ambient_variables()
     if not args.no_prestart_local:
         _prestart_local_model()
 

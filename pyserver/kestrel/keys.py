@@ -9,6 +9,7 @@ runs without a key and the status says which key is missing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterable
 from urllib.parse import urlsplit
@@ -17,8 +18,18 @@ CUSTOM = "custom"  # what raw transports on one origin share: any of them may us
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
+# A URL that parsers read differently is bound to nothing: Node's URL (the extension, which picks the
+# stored key) reads `\` as `/`, Python's urlsplit (this server, httpx) does not, so
+# `https://gateway:443\@evil/v1` is `gateway` to one and `evil` to the other. User info (`user@`),
+# spaces and control characters are refused for the same reason.
+_AMBIGUOUS = re.compile(r"[\\\s\x00-\x1f\x7f]")
+
+
 def origin(url: str | None) -> str | None:
-    """`scheme://host:port` with the default port spelled out, or None when `url` has no host."""
+    """`scheme://host:port` with the default port spelled out, or None when `url` has no host or
+    is one that URL parsers read differently (see `_AMBIGUOUS`)."""
+    if url and (_AMBIGUOUS.search(url) or "@" in url.split("://", 1)[-1].split("/", 1)[0]):
+        return None
     try:
         parts = urlsplit(url or "")
         host, port = parts.hostname, parts.port

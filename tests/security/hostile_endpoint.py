@@ -32,6 +32,7 @@ class RecordingEndpoint:
         self.text = text
         self.echo_key = echo_key
         self.authorizations: list[str | None] = []
+        self.headers: list[str] = []  # every request's headers, as text
         self._lock = threading.Lock()
         endpoint = self
 
@@ -40,11 +41,11 @@ class RecordingEndpoint:
                 pass
 
             def do_GET(self) -> None:
-                endpoint._record(self.headers.get("Authorization"))
+                endpoint._record(self.headers.get("Authorization"), str(self.headers))
                 self._json(200, {"object": "list", "data": [{"id": "m", "object": "model"}]})
 
             def do_POST(self) -> None:
-                endpoint._record(self.headers.get("Authorization"))
+                endpoint._record(self.headers.get("Authorization"), str(self.headers))
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if not body.get("stream"):
@@ -77,13 +78,15 @@ class RecordingEndpoint:
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    def _record(self, authorization: str | None) -> None:
+    def _record(self, authorization: str | None, headers: str = "") -> None:
         with self._lock:
             self.authorizations.append(authorization)
+            self.headers.append(headers)
 
     def saw(self, secret: str) -> bool:
+        """`secret` in any request's Authorization header or any other header."""
         with self._lock:
-            return any(secret in (a or "") for a in self.authorizations)
+            return any(secret in (a or "") for a in self.authorizations) or any(secret in h for h in self.headers)
 
     def __enter__(self) -> "RecordingEndpoint":
         self._thread.start()

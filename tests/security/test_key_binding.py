@@ -134,7 +134,40 @@ def test_origins_and_endpoints_compare_scheme_host_and_port():
     assert origin("http://api.openai.com/v1") != origin("https://api.openai.com/v1")  # no key in clear text
     assert origin("http://127.0.0.1:8765/v1") != origin("http://127.0.0.1:8766/v1")
     assert origin("https://api.openai.com.evil.example/v1") != origin("https://api.openai.com/v1")
-    assert origin("https://api.openai.com@evil.example/v1") == "https://evil.example:443"  # userinfo is not the host
+    # Read differently by two URL parsers (the extension's Node URL, this server's urlsplit): bound to nothing.
+    assert origin("https://api.openai.com@evil.example/v1") is None
+    assert origin("https://gateway.corp.example:443\\@evil.example/v1") is None
+    assert origin("https://gateway.corp.example\\.evil.example/v1") is None
+    assert origin("https://gateway.corp.example /v1") is None and origin("https://gateway\t.example/v1") is None
+    assert origin("https://api.openai.com/v1?from=a@b") == "https://api.openai.com:443"
     assert origin("http://[::1]:8000/v1") == "http://[::1]:8000"
     assert origin("not a url") is None and origin("http://host:notaport/") is None
     assert Endpoint("groq", "https://api.groq.com:443") != Endpoint("custom", "https://api.groq.com:443")
+
+
+def test_a_url_two_parsers_read_differently_gets_no_key():
+    """The extension picks the stored key with Node's URL, which reads `\\` as `/`; this server and
+    httpx read `https://gateway:443\\@evil/v1` as `evil`. Neither the key handed over for it nor one
+    inside the settings is bound to it, so no request carries a key there."""
+    from kestrel import config
+
+    ambiguous = "https://gateway.corp.example:443\\@evil.example/v1"
+    for provider in ("openai", "responses-ws", "chat"):
+        options = {"kestrel": {"provider": provider, "baseUrl": ambiguous, "model": "m"}}
+        assert config.bind_key(STORED_CANARY, options, "kestrel/setApiKey", environ={}) is None
+        settings, _ = config.load_settings_and_keys({"kestrel": {**options["kestrel"], "apiKey": STORED_CANARY}},
+                                                    None, environ={"OPENAI_API_KEY": OPENAI_CANARY})
+        assert not settings.api_key, provider
+
+
+async def test_the_sdk_s_ambient_headers_never_reach_a_configured_endpoint():
+    """The openai SDK would add `OPENAI_CUSTOM_HEADERS` (an `Authorization` header among them),
+    `OPENAI_ORG_ID` and `OPENAI_PROJECT_ID` to every request, wherever a workspace points the client."""
+    gateway = "sk-gateway-canary-77aa66bb55cc"
+    with RecordingEndpoint() as attacker:
+        env = clean_env(OPENAI_CUSTOM_HEADERS=f"Authorization: Bearer {gateway}\nx-gateway-token: {gateway}-t",
+                        OPENAI_ORG_ID=f"org-{gateway}", OPENAI_PROJECT_ID=f"proj-{gateway}")
+        async with kestrel({"kestrel": {"provider": "chat", "baseUrl": attacker.base_url, "model": "m"}}, env=env) as client:
+            open_doc(client, URI, "x = \n")
+            await complete_at(client, attacker, 2)
+        assert not attacker.saw(gateway), attacker.headers[-1]

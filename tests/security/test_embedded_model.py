@@ -506,3 +506,22 @@ def test_the_cache_is_private_and_verification_is_recorded(private_cache, monkey
     real = cache.sha256_of
     monkeypatch.setattr(cache, "sha256_of", lambda path: hashed.append(path) or real(path))
     assert resolve_model().path == cached and hashed == []  # an unchanged file is not hashed again
+
+
+@as_another_user
+def test_a_cache_folder_another_user_linked_in_a_shared_folder_is_refused(shared_dir, tmp_path):
+    """KESTREL_CACHE_DIR (or XDG_CACHE_HOME) under a sticky shared folder such as /tmp: another user
+    makes the cache's folder a link to a folder of ours, which passes an owner check that follows
+    links, and can point it at theirs right after. A link is followed only if it is ours."""
+    from kestrel.local.cache import UnsafeCache, private_dir
+
+    ours = tmp_path / "ours"
+    ours.mkdir(mode=0o700)
+    (ours / "models").mkdir(mode=0o700)
+    subprocess.run([*NOBODY, ATTACKER_PYTHON, "-I", "-c",
+                    f"import os; os.symlink({str(ours)!r}, {str(shared_dir / 'kestrel')!r})"], check=True)
+    with pytest.raises(UnsafeCache, match="link another user made"):
+        private_dir(shared_dir / "kestrel" / "models")
+    own_link = tmp_path / "cache-link"
+    own_link.symlink_to(ours)  # a link of the user's own is followed
+    assert private_dir(own_link / "models") == own_link / "models"

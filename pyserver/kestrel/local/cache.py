@@ -36,8 +36,20 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+def _stat_no_foreign_link(folder: Path) -> os.stat_result:
+    """`folder`'s status, through a link only if the link is ours: in a sticky shared folder (/tmp)
+    another user owns the links they make there and can point them elsewhere after any check."""
+    st = os.lstat(folder)
+    if stat.S_ISLNK(st.st_mode):
+        if st.st_uid != os.getuid():
+            raise UnsafeCache(f"the model cache path {folder} is a link another user made (uid {st.st_uid}); "
+                              "Kestrel only loads models from a directory you own")
+        st = os.stat(folder)
+    return st
+
+
 def _check_own(folder: Path) -> None:
-    st = os.stat(folder)
+    st = _stat_no_foreign_link(folder)
     if not stat.S_ISDIR(st.st_mode):
         raise UnsafeCache(f"the model cache {folder} is not a directory")
     if st.st_uid != os.getuid():
@@ -51,7 +63,7 @@ def _check_own(folder: Path) -> None:
 def _check_parent(folder: Path) -> None:
     """The folder holding the cache: another user must not be able to swap the cache for theirs.
     A sticky world-writable folder such as /tmp is fine: only owners may rename its entries."""
-    st = os.stat(folder)
+    st = _stat_no_foreign_link(folder)
     if st.st_uid not in (os.getuid(), 0):
         raise UnsafeCache(f"the folder holding the model cache, {folder}, belongs to another user (uid {st.st_uid})")
     if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:

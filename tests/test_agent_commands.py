@@ -212,3 +212,21 @@ async def test_an_allow_list_without_allow_commands_runs_nothing(mock, tmp_path)
         user = User(client, "Run")
         result = await client.protocol.send_request_async("kestrel/agent", {"prompt": "x", "allowedCommands": ALLOWED})
         assert user.asked == [] and result.steps[0].calls[0].ok is False and "exited" not in result.steps[0].calls[0].result
+
+
+async def test_a_command_with_invisible_characters_is_never_put_to_the_user(mock, tmp_path):
+    """What the user approves must be what runs: a command holding control characters (shown as
+    nothing) or a bidirectional override (which reorders what the dialog shows) is refused before
+    the question, and the model is told why."""
+    root = project(tmp_path / "ws")
+    pwned = tmp_path / "pwned"
+    hidden = f"echo 'touch {pwned}'\x08\x01 \u202e"
+    mock.configure(text=call("run_command", command=hidden),
+                   rules=[{"match": "invisible control character", "text": "I will not run it."}])
+    async with kestrel(mock_options(mock), env=clean_env(), workspace=root) as client:
+        user = User(client, "Run")
+        result = await client.protocol.send_request_async(
+            "kestrel/agent", {"id": "c1", "prompt": "run it", "allowWrites": True, "allowCommands": True})
+        assert user.asked == [] and not pwned.exists()
+        assert "U+0008" in told(mock, 1)
+        assert result.text == "I will not run it."

@@ -4,6 +4,9 @@
  * and secret files are refused; Insert previews; Apply all asks through the Refactor Preview; Run
  * confirms with the command shown.
  */
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "fs";
+import { tmpdir } from "os";
+import { join } from "path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 
 vi.mock("vscode", async () => (await import("./fakeVscode")).vscode);
@@ -80,6 +83,32 @@ describe("Apply", () => {
     expect(fake.warnings).toHaveLength(4);
     expect(fake.warnings[0]).toContain("outside the workspace");
     expect(fake.warnings[2]).toContain("secret file");
+  });
+
+  it("refuses a named file that a link in the workspace takes outside it or to a secret", async () => {
+    const base = realpathSync(mkdtempSync(join(tmpdir(), "kestrel-apply-")));
+    try {
+      mkdirSync(join(base, "ws"));
+      mkdirSync(join(base, "home", ".vscode", "extensions", "x"), { recursive: true });
+      mkdirSync(join(base, "home", ".ssh"), { recursive: true });
+      writeFileSync(join(base, "home", ".ssh", "config"), "Host *\n");
+      symlinkSync(join(base, "home", ".vscode", "extensions", "x"), join(base, "ws", "ext"));
+      symlinkSync(join(base, "home", ".ssh", "config"), join(base, "ws", "notes.txt"));
+      mkdirSync(join(base, "ws", "src"));
+      symlinkSync(join(base, "ws", "src"), join(base, "ws", "lib")); // a link inside the workspace is fine
+      fake.workspaceFolders = [{ uri: Uri.file(join(base, "ws")), name: "ws", index: 0 }];
+      const actions = new BlockActions();
+      fake.infoAnswer = "Apply";
+      await actions.apply({ code: "module.exports = 1", lang: "javascript", file: "ext/extension.js" });
+      await actions.apply({ code: "Host evil", lang: "text", file: "notes.txt" });
+      expect(fake.applied).toEqual([]);
+      expect(fake.warnings).toEqual([expect.stringContaining("ext/extension.js is a link to a file outside the workspace"),
+        expect.stringContaining("notes.txt is a link to a secret file")]);
+      await actions.apply({ code: "X = 1", lang: "python", file: "lib/new.py" });
+      expect(fake.applied).toHaveLength(1);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 
   it("without a named file goes to the active editor; a fragment replaces the selection", async () => {
@@ -163,6 +192,16 @@ describe("Run in terminal", () => {
     expect(fake.terminals).toHaveLength(1);
     expect(fake.terminals[0].name).toBe("Kestrel");
     expect(fake.terminals[0].sent).toEqual(["pytest -q", "ls"]);
+  });
+
+  it("never runs a command with invisible control characters (what the dialog shows is what runs)", async () => {
+    const actions = new BlockActions();
+    fake.answer = "Run";
+    // A terminal's line editor reads \b and ^A^D as keys: this would run `touch x`, shown as the echo.
+    await actions.run({ code: "echo 'touch /tmp/x'\x08\x01\x04\x04\x04\x04\x04\x04", lang: "bash" });
+    await actions.run({ code: "ls \u202etxt.exe", lang: "bash" });
+    expect(fake.terminals).toEqual([]);
+    expect(fake.warnings).toEqual([expect.stringContaining("U+0008"), expect.stringContaining("U+202E")]);
   });
 
   it("runs only the prompted lines of a console transcript, and no non-shell block", async () => {

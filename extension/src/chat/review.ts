@@ -5,6 +5,8 @@
  * is one WorkspaceEdit, so one undo step reverts it. A block goes to the file it names (inside the
  * workspace, never a secret file), else to the active editor.
  */
+import { realpath } from "fs/promises";
+import * as nodePath from "path";
 import * as vscode from "vscode";
 import type { CodeBlock } from "./protocol";
 import { isShellLang, langFromPath, mergeBlock } from "./codeBlocks";
@@ -66,8 +68,45 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
   }
 }
 
+/**
+ * Why writing `uri` would land outside the workspace folders or in a secret file through a link (the
+ * file itself, or a folder on its way: a cloned repository's `ext -> ~/.vscode/extensions/x`), or
+ * undefined. A new file is judged by its nearest existing folder.
+ */
+export async function linkedAway(uri: vscode.Uri, rel: string): Promise<string | undefined> {
+  if (uri.scheme !== "file") return undefined;
+  let existing = uri.fsPath;
+  const rest: string[] = [];
+  let real: string | undefined;
+  while (real === undefined) {
+    try {
+      real = await realpath(existing);
+    } catch {
+      const parent = nodePath.dirname(existing);
+      if (parent === existing) return undefined;
+      rest.unshift(nodePath.basename(existing));
+      existing = parent;
+    }
+  }
+  const target = nodePath.join(real, ...rest);
+  if (target === uri.fsPath) return undefined;
+  if (isSecretPath(target)) return `${rel} is a link to a secret file; Kestrel does not write to it.`;
+  const roots = await Promise.all(
+    (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => realpath(f.uri.fsPath).catch(() => f.uri.fsPath)),
+  );
+  const inside = roots.some((r) => target === r || target.startsWith(r.endsWith(nodePath.sep) ? r : r + nodePath.sep));
+  return inside ? undefined : `${rel} is a link to a file outside the workspace; Kestrel only writes inside it.`;
+}
+
 /** The named file in the workspace: an existing one in any folder, else a new one in the active file's folder (or the first). */
 export async function resolveNamed(path: string): Promise<Resolved> {
+  const found = await findNamed(path);
+  if ("problem" in found) return found;
+  const away = await linkedAway(found.uri, found.rel);
+  return away ? { problem: away } : found;
+}
+
+async function findNamed(path: string): Promise<Resolved> {
   const rel = workspaceRelative(path);
   if (!rel) return { problem: `${path} is outside the workspace; Kestrel only writes inside it.` };
   const folders = vscode.workspace.workspaceFolders ?? [];
@@ -90,12 +129,13 @@ export async function resolveNamed(path: string): Promise<Resolved> {
 }
 
 /** The active editor's file as a target. */
-function activeTarget(editor: vscode.TextEditor | undefined, what: string): Resolved {
+async function activeTarget(editor: vscode.TextEditor | undefined, what: string): Promise<Resolved> {
   if (!editor) return { problem: `open a file to ${what} (or ask for a block that names its file).` };
   const doc = editor.document;
   const rel = vscode.workspace.asRelativePath(doc.uri, false);
   if (isSecretPath(doc.uri.path)) return { problem: `${rel} is a secret file; Kestrel does not write to it.` };
-  return { uri: doc.uri, rel, doc, lang: doc.languageId };
+  const away = vscode.workspace.getWorkspaceFolder(doc.uri) ? await linkedAway(doc.uri, rel) : undefined;
+  return away ? { problem: away } : { uri: doc.uri, rel, doc, lang: doc.languageId };
 }
 
 /** The change from `before` to `after` as one replacement of the lines that differ (cursor and markers elsewhere stay). */
@@ -118,6 +158,9 @@ function writeInto(edit: vscode.WorkspaceEdit, target: Target, text: string, met
   const span = changedSpan(target.doc.getText(), text);
   edit.replace(target.uri, new vscode.Range(target.doc.positionAt(span.start), target.doc.positionAt(span.end)), span.text, metadata);
 }
+
+/** Control characters but tab and newline, DEL, C1, and bidirectional marks and overrides (as `agent/run_tool.py`). */
+const HIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /** The commands of a shell block: for a console transcript only the prompted lines, without their prompt. */
 export function shellCommand(block: CodeBlock): string {
@@ -181,7 +224,7 @@ export class BlockActions implements vscode.Disposable {
   /** Apply: merge the block into its file (replacing what it redefines), after a review. */
   async apply(block: CodeBlock): Promise<void> {
     const editor = activeFileEditor();
-    const target = block.file ? await resolveNamed(block.file) : activeTarget(editor, "apply the code to");
+    const target = block.file ? await resolveNamed(block.file) : await activeTarget(editor, "apply the code to");
     if ("problem" in target) return this.warn(target.problem);
     const before = target.doc?.getText() ?? "";
     const version = target.doc?.version;
@@ -203,7 +246,7 @@ export class BlockActions implements vscode.Disposable {
   /** Insert: the block at the cursor (replacing the selection) of the active editor, after a review. */
   async insert(block: CodeBlock): Promise<void> {
     const editor = activeFileEditor();
-    const target = activeTarget(editor, "insert into");
+    const target = await activeTarget(editor, "insert into");
     if ("problem" in target) return this.warn(target.problem);
     const doc = target.doc!;
     const selection = editor!.selection;
@@ -312,6 +355,13 @@ export class BlockActions implements vscode.Disposable {
     if (!isShellLang(block.lang)) return this.warn(`a ${block.lang || "plain"} block is not a shell command.`);
     const command = shellCommand(block);
     if (!command.trim()) return;
+    const hidden = HIDDEN.exec(command);
+    if (hidden) {
+      // What the dialog shows must be what runs: a terminal's line editor acts on control characters
+      // (a backspace, Ctrl+A) that the dialog shows as nothing, and bidi overrides reorder the text.
+      const code = hidden[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+      return this.warn(`this command holds an invisible control character (U+${code}); Kestrel does not run it.`);
+    }
     const choice = await vscode.window.showWarningMessage("Run this command in a terminal?", { modal: true, detail: command }, "Run");
     if (choice !== "Run") return;
     const open = vscode.window.terminals.find((t) => t.name === "Kestrel" && t.exitStatus === undefined);

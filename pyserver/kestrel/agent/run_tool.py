@@ -45,7 +45,18 @@ def command_of(arguments: dict[str, Any]) -> str:
         raise ToolRefused(f"the command is {len(command)} characters long; at most {MAX_COMMAND_CHARS}")
     if "\x00" in command:
         raise ToolRefused("the command holds a NUL character")
+    hidden = _HIDDEN.search(command)
+    if hidden:
+        # What the user approves must be what runs: control characters and bidirectional overrides
+        # show as nothing (or reorder the text) in the approval dialog.
+        raise ToolRefused(f"the command holds an invisible control character (U+{ord(hidden.group()):04X}); "
+                          "write it with visible characters only")
     return command
+
+
+# Control characters other than tab and newline, DEL, C1 controls, and the bidirectional marks and
+# overrides (U+061C, U+200E-F, U+202A-E, U+2066-9): shown as nothing, or reordering what is shown.
+_HIDDEN = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 # What a command run without asking may not hold: anything that chains, redirects, substitutes, expands

@@ -10,6 +10,16 @@
 
 type Listener<T> = (e: T) => unknown;
 
+/** A terminal: what was typed into it; `shellIntegration` is set by a test once its shell reports commands. */
+export interface FakeTerminal {
+  name: string;
+  sent: string[];
+  exitStatus: undefined | { code: number };
+  shellIntegration: undefined | object;
+  show: () => void;
+  sendText: (t: string) => void;
+}
+
 export class EventEmitter<T> {
   private listeners: Listener<T>[] = [];
   readonly event = (l: Listener<T>) => {
@@ -181,7 +191,11 @@ export const fake = {
   watchers: [] as { create: EventEmitter<Uri>; remove: EventEmitter<Uri> }[],
   git: undefined as unknown,
   onDidChangeConfiguration: new EventEmitter<unknown>(),
-  terminals: [] as { name: string; sent: string[]; exitStatus: undefined; show: () => void; sendText: (t: string) => void }[],
+  terminals: [] as FakeTerminal[],
+  /** Shell integration's reports: a command started / ended in a terminal (fired by a test). */
+  onDidStartTerminalShellExecution: new EventEmitter<{ terminal: FakeTerminal }>(),
+  onDidEndTerminalShellExecution: new EventEmitter<{ terminal: FakeTerminal }>(),
+  onDidCloseTerminal: new EventEmitter<FakeTerminal>(),
   clipboard: "",
   reset(): void {
     this.trusted = false;
@@ -217,6 +231,9 @@ export const fake = {
     this.git = undefined;
     this.onDidChangeConfiguration = new EventEmitter<unknown>();
     this.terminals = [];
+    this.onDidStartTerminalShellExecution = new EventEmitter<{ terminal: FakeTerminal }>();
+    this.onDidEndTerminalShellExecution = new EventEmitter<{ terminal: FakeTerminal }>();
+    this.onDidCloseTerminal = new EventEmitter<FakeTerminal>();
     this.clipboard = "";
   },
 };
@@ -349,11 +366,15 @@ export const vscode = {
     get terminals() {
       return fake.terminals;
     },
+    onDidStartTerminalShellExecution: (l: Listener<{ terminal: FakeTerminal }>) => fake.onDidStartTerminalShellExecution.event(l),
+    onDidEndTerminalShellExecution: (l: Listener<{ terminal: FakeTerminal }>) => fake.onDidEndTerminalShellExecution.event(l),
+    onDidCloseTerminal: (l: Listener<FakeTerminal>) => fake.onDidCloseTerminal.event(l),
     createTerminal: (options: { name: string }) => {
-      const terminal = {
+      const terminal: FakeTerminal = {
         name: options.name,
         sent: [] as string[],
         exitStatus: undefined,
+        shellIntegration: undefined,
         show: () => undefined,
         sendText(text: string) {
           this.sent.push(text);

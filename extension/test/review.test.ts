@@ -180,7 +180,7 @@ describe("Apply all", () => {
 });
 
 describe("Run in terminal", () => {
-  it("asks with the command shown, then sends it to the Kestrel terminal (reused)", async () => {
+  it("asks with the command shown, then types it into a Kestrel terminal, reused once its shell is back at the prompt", async () => {
     const actions = new BlockActions();
     fake.answer = undefined;
     await actions.run({ code: "pytest -q\n", lang: "bash" });
@@ -188,10 +188,54 @@ describe("Run in terminal", () => {
     expect(fake.terminals).toEqual([]);
     fake.answer = "Run";
     await actions.run({ code: "pytest -q\n", lang: "bash" });
+    expect(fake.terminals).toHaveLength(1);
+    const [first] = fake.terminals;
+    expect(first.name).toBe("Kestrel");
+    // Its shell reports commands; pytest started and ended: the shell is at its prompt.
+    first.shellIntegration = {};
+    fake.onDidStartTerminalShellExecution.fire({ terminal: first });
+    fake.onDidEndTerminalShellExecution.fire({ terminal: first });
     await actions.run({ code: "ls", lang: "sh" });
     expect(fake.terminals).toHaveLength(1);
-    expect(fake.terminals[0].name).toBe("Kestrel");
-    expect(fake.terminals[0].sent).toEqual(["pytest -q", "ls"]);
+    expect(first.sent).toEqual(["pytest -q", "ls"]);
+  });
+
+  it("never types a command into a program still running in the Kestrel terminal (ssh, a REPL): it gets a terminal of its own", async () => {
+    const actions = new BlockActions();
+    fake.answer = "Run";
+    await actions.run({ code: "ssh prod.example.com", lang: "bash" });
+    const [first] = fake.terminals;
+    first.shellIntegration = {};
+    fake.onDidStartTerminalShellExecution.fire({ terminal: first }); // ssh runs: no end yet
+    await actions.run({ code: "rm -rf build", lang: "bash" });
+    expect(fake.terminals).toHaveLength(2);
+    expect(first.sent).toEqual(["ssh prod.example.com"]);
+    expect(fake.terminals[1].sent).toEqual(["rm -rf build"]);
+    // The second terminal's shell gives no reports: nobody can tell it is at a prompt, so it is not reused either.
+    await actions.run({ code: "make", lang: "bash" });
+    expect(fake.terminals).toHaveLength(3);
+    // ssh ended: the first terminal is idle again and takes the next command.
+    fake.onDidEndTerminalShellExecution.fire({ terminal: first });
+    await actions.run({ code: "ls", lang: "bash" });
+    expect(first.sent).toEqual(["ssh prod.example.com", "ls"]);
+    expect(fake.terminals).toHaveLength(3);
+  });
+
+  it("uses only terminals it opened and that are still open", async () => {
+    const actions = new BlockActions();
+    fake.answer = "Run";
+    // Another extension's (or a task's) terminal named Kestrel is somebody else's shell.
+    const stranger = { name: "Kestrel", sent: [] as string[], exitStatus: undefined, shellIntegration: {}, show: () => undefined, sendText(t: string) { this.sent.push(t); } };
+    fake.terminals.push(stranger);
+    await actions.run({ code: "ls", lang: "bash" });
+    expect(stranger.sent).toEqual([]);
+    const ours = fake.terminals[1];
+    ours.shellIntegration = {};
+    fake.onDidCloseTerminal.fire(ours);
+    await actions.run({ code: "pwd", lang: "bash" });
+    expect(ours.sent).toEqual(["ls"]);
+    expect(fake.terminals).toHaveLength(3);
+    expect(fake.terminals[2].sent).toEqual(["pwd"]);
   });
 
   it("never runs a command with invisible control characters (what the dialog shows is what runs)", async () => {

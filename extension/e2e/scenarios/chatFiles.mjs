@@ -4,7 +4,8 @@
 // says so, its Restore (after a confirmation) puts models.py back, and the next request tells the
 // model what was applied, left out and restored; Insert previews
 // before it inserts at the cursor (Cancel keeps the file); a bash block offers Run in terminal behind
-// a modal confirm (Cancel runs nothing, Run runs it). Checked on disk. Starts and ends in main.py with
+// a modal confirm (Cancel runs nothing, Run runs it), and never into a program still running in
+// the Kestrel terminal (a second Run beside a running `cat` runs in a terminal of its own). Checked on disk. Starts and ends in main.py with
 // the mock answering COMPLETION again.
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -23,6 +24,7 @@ const IS_BLANK = "def is_blank(text):\n    return not text.strip()\n";
 const INSERT_ANSWER = `A helper you can use:\n\n\`\`\`python\n${IS_BLANK}\`\`\`\n`;
 const COMMAND = "echo ran > ran.txt";
 const RUN_ANSWER = `Run this:\n\n\`\`\`bash\n${COMMAND}\n\`\`\`\n`;
+const READER_ANSWER = "Start a reader:\n\n```bash\ncat\n```\n";
 
 export default async function chatFiles(t) {
   const { page, editor, results, mockUrl, openFile, toast } = t;
@@ -183,10 +185,23 @@ export default async function chatFiles(t) {
   await (await confirm()).getByRole("button", { name: "Run", exact: true }).click();
   await waitFor("the command to run in a terminal (ran.txt in the workspace)", () => fs.existsSync(marker) && fs.readFileSync(marker, "utf8").trim() === "ran", 60_000, 200);
   fs.rmSync(marker);
-  await hidePanel(page);
   log("chat files: Run in terminal asked first; Cancel ran nothing, Run ran it");
 
-  results.checks.chatFiles = "Apply on the models.py block (main.py active) replaced format_task in models.py once, one undo; Apply all via Refactor Preview with utils.py unchecked changed only models.py, recorded on the answer, Restore put models.py back and the next request said so; Insert previewed (Cancel kept, Insert at the cursor); Run in terminal confirmed (Cancel nothing, Run ran)";
+  // 5. A program left running in the Kestrel terminal (ssh to another host, a REPL; here `cat`, which
+  // reads what is typed) never gets the next command typed into it: that command gets its own terminal.
+  const readerAnswer = await ask("How do I read what I type?", READER_ANSWER, "Start a reader:");
+  await readerAnswer.locator("button.code-run").click();
+  const readerDialog = page.locator(".monaco-dialog-box", { hasText: "Run this command in a terminal?" });
+  await readerDialog.waitFor({ timeout: 20_000 });
+  await readerDialog.getByRole("button", { name: "Run", exact: true }).click();
+  await sleep(3000); // cat is reading the terminal
+  await (await confirm()).getByRole("button", { name: "Run", exact: true }).click();
+  await waitFor("the command to run beside the running cat (ran.txt in the workspace), not be typed into cat", () => fs.existsSync(marker) && fs.readFileSync(marker, "utf8").trim() === "ran", 60_000, 200);
+  fs.rmSync(marker);
+  await hidePanel(page);
+  log("chat files: with cat still running in the Kestrel terminal, the next Run ran in a terminal of its own");
+
+  results.checks.chatFiles = "Apply on the models.py block (main.py active) replaced format_task in models.py once, one undo; Apply all via Refactor Preview with utils.py unchecked changed only models.py, recorded on the answer, Restore put models.py back and the next request said so; Insert previewed (Cancel kept, Insert at the cursor); Run in terminal confirmed (Cancel nothing, Run ran), and with cat left running in its terminal the next command ran in a terminal of its own";
   await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
   await toMain();
   await page.keyboard.press("Control+End");

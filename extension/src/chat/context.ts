@@ -5,10 +5,10 @@
  * Secret files and `kestrel.completion.excludeGlobs` (secretFiles.ts, globs.ts: the server's rules),
  * and links to them, are never attached.
  */
-import { realpathSync } from "fs";
 import * as vscode from "vscode";
 import type { Chip } from "./protocol";
 import { UserGlobs } from "./globs";
+import { resolveLinksSync } from "./links";
 import { isSecretPath } from "../secretFiles";
 
 const MAX_FILE_CHARS = 20_000;
@@ -41,12 +41,7 @@ function userGlobs(): UserGlobs {
 export function neverAttached(uri: vscode.Uri, globs: UserGlobs = userGlobs()): boolean {
   if (isSecretPath(uri.path) || globs.excludes(uri.path)) return true;
   if (uri.scheme !== "file") return false;
-  let real: string;
-  try {
-    real = realpathSync(uri.fsPath);
-  } catch {
-    return false; // not on this disk (an unsaved or remote file): judged by its path
-  }
+  const real = resolveLinksSync(uri.fsPath);
   return real !== uri.fsPath && (isSecretPath(real) || globs.excludes(real));
 }
 

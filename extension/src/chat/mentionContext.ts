@@ -11,12 +11,11 @@
  * workspace file that is a link to a secret or to a file outside the workspace.
  */
 import * as vscode from "vscode";
-import { realpath } from "node:fs/promises";
-import * as path from "node:path";
 import type { Mention, MentionKind } from "./protocol";
 import { isSecretPath } from "../secretFiles";
 import { AGENT_URI, CODEBASE_URI, GIT_DIFF_URI, PROBLEMS_URI, formatLines, hasMarker, parseMarkers, parseMentionUri, withLines, type LineRange } from "./mentions";
 import { fence } from "./context";
+import { inWorkspaceFolders, resolveLinks } from "./links";
 import { symbolLines, within } from "./mentionPicker";
 import { workingTreeDiff } from "./gitDiff";
 import type { WorkspaceFiles } from "./workspaceFiles";
@@ -232,19 +231,11 @@ async function readOne(m: Mention, sources: MentionSources, room: number, alread
  */
 export async function linkRefusal(uri: vscode.Uri, inWorkspace: boolean, sources: MentionSources): Promise<string | undefined> {
   if (uri.scheme !== "file") return undefined;
-  let real: string;
-  try {
-    real = await realpath(uri.fsPath);
-  } catch {
-    return undefined; // not on this disk (or gone): reading it says so
-  }
+  const real = await resolveLinks(uri.fsPath);
   if (real === uri.fsPath) return undefined;
   if (isSecretPath(real) || sources.files.rules.refuses(vscode.Uri.file(real))) return "a link to a secret or excluded file";
   if (!inWorkspace) return undefined;
-  const roots = await Promise.all(
-    (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => realpath(f.uri.fsPath).catch(() => f.uri.fsPath)),
-  );
-  return roots.some((r) => real === r || real.startsWith(r.endsWith(path.sep) ? r : r + path.sep)) ? undefined : "a link to a file outside the workspace";
+  return (await inWorkspaceFolders(real)) ? undefined : "a link to a file outside the workspace";
 }
 
 /** The file's text now: the open document's (unsaved edits included), else the disk's. */

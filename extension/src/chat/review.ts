@@ -5,11 +5,11 @@
  * is one WorkspaceEdit, so one undo step reverts it. A block goes to the file it names (inside the
  * workspace, never a secret file), else to the active editor.
  */
-import { realpath } from "fs/promises";
-import * as nodePath from "path";
 import * as vscode from "vscode";
 import type { CodeBlock } from "./protocol";
 import { isShellLang, langFromPath, mergeBlock } from "./codeBlocks";
+import { CommandTerminals } from "./commandTerminal";
+import { inWorkspaceFolders, resolveLinks } from "./links";
 import { activeFileEditor } from "./context";
 import { isSecretPath } from "../secretFiles";
 
@@ -75,27 +75,10 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
  */
 export async function linkedAway(uri: vscode.Uri, rel: string): Promise<string | undefined> {
   if (uri.scheme !== "file") return undefined;
-  let existing = uri.fsPath;
-  const rest: string[] = [];
-  let real: string | undefined;
-  while (real === undefined) {
-    try {
-      real = await realpath(existing);
-    } catch {
-      const parent = nodePath.dirname(existing);
-      if (parent === existing) return undefined;
-      rest.unshift(nodePath.basename(existing));
-      existing = parent;
-    }
-  }
-  const target = nodePath.join(real, ...rest);
+  const target = await resolveLinks(uri.fsPath);
   if (target === uri.fsPath) return undefined;
   if (isSecretPath(target)) return `${rel} is a link to a secret file; Kestrel does not write to it.`;
-  const roots = await Promise.all(
-    (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => realpath(f.uri.fsPath).catch(() => f.uri.fsPath)),
-  );
-  const inside = roots.some((r) => target === r || target.startsWith(r.endsWith(nodePath.sep) ? r : r + nodePath.sep));
-  return inside ? undefined : `${rel} is a link to a file outside the workspace; Kestrel only writes inside it.`;
+  return (await inWorkspaceFolders(target)) ? undefined : `${rel} is a link to a file outside the workspace; Kestrel only writes inside it.`;
 }
 
 /** The named file in the workspace: an existing one in any folder, else a new one in the active file's folder (or the first). */
@@ -184,6 +167,7 @@ export class BlockActions implements vscode.Disposable {
   private readonly contents = new Map<string, string>();
   private reviews = 0;
   private readonly provider: vscode.Disposable;
+  private readonly terminals = new CommandTerminals();
 
   constructor() {
     this.provider = vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, {
@@ -193,6 +177,7 @@ export class BlockActions implements vscode.Disposable {
 
   dispose(): void {
     this.provider.dispose();
+    this.terminals.dispose();
   }
 
   private warn(problem: string): void {
@@ -350,7 +335,7 @@ export class BlockActions implements vscode.Disposable {
     return vscode.workspace.applyEdit(edit);
   }
 
-  /** Run in terminal: after a modal confirmation showing the command, in the terminal named "Kestrel". */
+  /** Run in terminal: after a modal confirmation showing the command, in an idle Kestrel terminal (commandTerminal.ts). */
   async run(block: CodeBlock): Promise<void> {
     if (!isShellLang(block.lang)) return this.warn(`a ${block.lang || "plain"} block is not a shell command.`);
     const command = shellCommand(block);
@@ -364,10 +349,7 @@ export class BlockActions implements vscode.Disposable {
     }
     const choice = await vscode.window.showWarningMessage("Run this command in a terminal?", { modal: true, detail: command }, "Run");
     if (choice !== "Run") return;
-    const open = vscode.window.terminals.find((t) => t.name === "Kestrel" && t.exitStatus === undefined);
-    const terminal = open ?? vscode.window.createTerminal({ name: "Kestrel", cwd: vscode.workspace.workspaceFolders?.[0]?.uri });
-    terminal.show();
-    terminal.sendText(command, true);
+    this.terminals.run(command);
   }
 }
 

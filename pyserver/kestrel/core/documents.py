@@ -91,7 +91,8 @@ class Documents:
 
     # -- reading -------------------------------------------------------------------------
     def excluded(self, uri: str, exclude_globs: tuple[str, ...]) -> bool:
-        """A secret or excluded file by its name, or a link to one (judged once per opening)."""
+        """A secret or excluded file by its name, or a link to one (judged once per opening of an
+        open document; any other URI each time it is asked about)."""
         if is_excluded(uri, exclude_globs):
             return True
         key = self._key(uri)
@@ -99,7 +100,8 @@ class Documents:
         if known is None or known[0] != exclude_globs:
             path = uri_to_path(uri) if uri.startswith("file:") else ""
             known = (exclude_globs, bool(path) and linked_to_excluded(path, exclude_globs))
-            self._links[key] = known
+            if self._stored(uri) is not None:  # kept only while open (closing forgets it): bounded
+                self._links[key] = known
         return known[1]
 
     def get(self, uri: str) -> Any:

@@ -4,23 +4,28 @@
  * (`tests/security/redaction_cases.json`, here in `extension/test/redact.test.ts`).
  *
  * Three nets:
- * - the keys the extension knows (the stored ones), verbatim, and any token carrying 8 or more of a
+ * - the keys the extension knows (the stored ones), in any case, and any token carrying 8 or more of a
  *   key's first or last characters (endpoints echo keys truncated: "sk-abc1***wxyz");
  * - anything shaped like a supported provider's key: OpenAI `sk-…`/`sk-proj-…`, Anthropic
  *   `sk-ant-…`, Groq `gsk_…`, Cerebras `csk-…`, xAI `xai-…`, also masked with `*` or `...` (exactly
  *   these prefixes: `sk_X509_free` in OpenSSL code is not a key);
- * - bearer tokens (16+ characters or with a digit: "Bearer Authentication" in prose stays) and
- *   `"apiKey": "…"` fields in traced JSON.
+ * - bearer and basic credentials (16+ characters or with a digit: "Bearer Authentication" in prose
+ *   stays), `"apiKey": "…"` fields in traced JSON, and fields named as API keys in any other syntax
+ *   (`x-api-key: …`, `OPENAI_API_KEY=…`) whose value looks like a key.
+ * The known keys are matched in any case.
  */
 
 const REDACTED = "[redacted]";
 const FRAGMENT = 8;
 
-/** Kept in step with `_KEY_SHAPE`, `_BEARER`, `_JSON_KEY_FIELD` in pyserver/kestrel/redact.py. */
+/** Kept in step with `_KEY_SHAPE`, `_BEARER`, `_JSON_KEY_FIELD`, `_NAMED_KEY_FIELD` in pyserver/kestrel/redact.py. */
 export const KEY_PATTERNS = {
   keyShape: /\b(?:sk-|gsk_|csk-|xai-)[A-Za-z0-9_\-*.\u2026]{8,}/g,
-  bearer: /\b([Bb][Ee][Aa][Rr][Ee][Rr]\s+)[A-Za-z0-9._~+/=\-*\u2026]{8,}/g,
+  bearer: /\b((?:[Bb][Ee][Aa][Rr][Ee][Rr]|[Bb][Aa][Ss][Ii][Cc])\s+)[A-Za-z0-9._~+/=\-*\u2026]{8,}/g,
   jsonKeyField: /("api_?key"\s*:\s*")((?:[^"\\]|\\.){8,})(")/gi,
+  // A credential by its field's name in any other syntax (`x-api-key:`, `OPENAI_API_KEY=`, `'api_key': '`);
+  // the value must look like a key (16+ characters, letters and digits), so code that reads one stays.
+  namedKeyField: /(api[_-]?key['"]?\s*[:=]\s*['"]?)([A-Za-z0-9_~+/=\-*\u2026]{16,})/gi,
 } as const;
 const TOKEN_CHAR = /[A-Za-z0-9_\-*.\u2026~+/=]/;
 
@@ -48,14 +53,18 @@ function maskFragments(text: string, secret: string): string {
 /** `text` without the given keys and without anything key-shaped. */
 export function redactText(text: string, secrets: Iterable<string>): string {
   let out = text;
+  const low = text.toLowerCase(); // masking only removes text: what `low` lacks, `out` lacks too
   for (const s of secrets) {
     if (out.includes(s)) out = out.split(s).join(REDACTED);
+    // Also in another case (a log that upper-cases a header's value).
+    if (low.includes(s.toLowerCase())) out = out.replace(new RegExp(s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi"), REDACTED);
     out = maskFragments(out, s);
   }
   return out
     .replace(KEY_PATTERNS.keyShape, REDACTED)
     // Tokens are long or have digits; the word after "Bearer" in prose ("Bearer Authentication") is not.
     .replace(KEY_PATTERNS.bearer, (m: string, a: string) => (m.length - a.length >= 16 || /\d/.test(m.slice(a.length)) ? `${a}${REDACTED}` : m))
+    .replace(KEY_PATTERNS.namedKeyField, (m: string, a: string, v: string) => (/\d/.test(v) && /[A-Za-z]/.test(v) ? `${a}${REDACTED}` : m))
     .replace(KEY_PATTERNS.jsonKeyField, (_m, a: string, _v: string, c: string) => `${a}${REDACTED}${c}`);
 }
 
@@ -83,14 +92,14 @@ export class Redactor {
     return out;
   }
 
-  /** `value` with every string in it redacted (objects and arrays are copied, property names kept). */
+  /** `value` with every string in it redacted (objects and arrays are copied; property names lose only the held keys). */
   redactDeep<T>(value: T): T {
     if (typeof value === "string") return this.redact(value) as T;
     if (Array.isArray(value)) return value.map((v) => this.redactDeep(v)) as T;
     if (value && typeof value === "object") {
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-        out[k] = CODE_FIELDS.has(k) && typeof v === "string" ? this.removeHeld(v) : this.redactDeep(v);
+        out[this.removeHeld(k)] = CODE_FIELDS.has(k) && typeof v === "string" ? this.removeHeld(v) : this.redactDeep(v);
       }
       return out as T;
     }

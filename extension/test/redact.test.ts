@@ -71,6 +71,14 @@ describe("messages from the server", () => {
     expect((seen[0] as { params: { state: string } }).params.state).toBe("error");
   });
 
+  it("lose a held key used as a property name (other names stay)", () => {
+    const redactor = new Redactor();
+    redactor.add(KEY);
+    const out = redactor.redactDeep({ error: { data: { [KEY]: { remaining: 0 }, apiKey: "x" } } });
+    expect(JSON.stringify(out)).not.toContain(KEY);
+    expect(out.error.data).toEqual({ "[redacted]": { remaining: 0 }, apiKey: "x" });
+  });
+
   it("leave key-shaped literals in code the editor inserts, but never a held key", () => {
     const redactor = new Redactor();
     redactor.add(KEY);

@@ -1,9 +1,9 @@
 """Keep API keys out of every log line and every message the server sends.
 
 Three nets, the same as `extension/src/redact.ts` (both checked against
-`tests/security/redaction_cases.json`): the keys given (also a token with 8+ of a key's first or
-last characters), anything shaped like a supported provider's key, and bearer tokens and
-`"apiKey"` fields. `redact_payload` applies it to every string of an outgoing JSON-RPC message,
+`tests/security/redaction_cases.json`): the keys given (in any case, also a token with 8+ of a
+key's first or last characters), anything shaped like a supported provider's key, and bearer and
+basic credentials and fields named as API keys (`"apiKey"`, `x-api-key:`, `OPENAI_API_KEY=`). `redact_payload` applies it to every string of an outgoing JSON-RPC message,
 `RedactingFilter` to every log record. The exact rules: docs/design-notes.md#pyserverkestrelredactpy
 """
 
@@ -21,8 +21,13 @@ _MIN_SECRET = 6
 # callbacks check that a match starts a word instead (a leading `\b` makes `re` try every
 # position, three times slower on a large edit).
 _KEY_SHAPE = re.compile(r"(?:sk-|gsk_|csk-|xai-)[A-Za-z0-9_\-*.\u2026]{8,}")
-_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-*\u2026]{8,}")
+_BEARER = re.compile(r"(?i)((?:bearer|basic)\s+)[A-Za-z0-9._~+/=\-*\u2026]{8,}")
 _JSON_KEY_FIELD = re.compile(r'(?i)("api_?key"\s*:\s*")((?:[^"\\]|\\.){8,})(")')
+# A credential by its field's name in any other syntax: a header (`x-api-key:`, Azure's `api-key:`),
+# an environment line (`OPENAI_API_KEY=`), a Python repr (`'api_key': '`). The value must look like a
+# key (16+ characters, letters and digits), so `api_key = os.environ["OPENAI_API_KEY"]` in code stays.
+_NAMED_KEY_FIELD = re.compile(
+    r"""(?i)(api[_-]?key['"]?\s*[:=]\s*['"]?)([A-Za-z0-9_~+/=\-*\u2026]{16,})""")
 _TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-*.\u2026~+/=]")
 
 _secrets: set[str] = set()
@@ -73,14 +78,24 @@ def _mask_fragments(text: str, secret: str) -> str:
     return text
 
 
+def _looks_like_key(m: re.Match) -> bool:
+    value = m.group(2)
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
 def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     """`text` without keys: the registered ones (or `secrets`), and anything key-shaped."""
+    low = text.lower()  # masking only removes text: what `low` lacks, the masked text lacks too
     for secret in _secrets if secrets is None else secrets:
         if secret in text:
             text = text.replace(secret, MASK)
+        if secret.lower() in low:  # also in another case (a log that upper-cases a header's value)
+            text = re.sub(re.escape(secret), MASK, text, flags=re.IGNORECASE)
         text = _mask_fragments(text, secret)
     text = _KEY_SHAPE.sub(lambda m: MASK if _starts_word(m) else m.group(0), text)
     text = _BEARER.sub(lambda m: m.group(1) + MASK if _starts_word(m) and _token_like(m) else m.group(0), text)
+    if "key" in low and "api" in low:  # (a regex that ignores case is slow to scan a large edit)
+        text = _NAMED_KEY_FIELD.sub(lambda m: m.group(1) + MASK if _looks_like_key(m) else m.group(0), text)
     return _JSON_KEY_FIELD.sub(lambda m: m.group(1) + MASK + m.group(3), text)
 
 
@@ -99,12 +114,13 @@ def _redact_known(text: str) -> str:
 
 def redact_payload(value: Any) -> Any:
     """`value` with every string in it redacted (dicts, lists and tuples are copied; keys of
-    dicts are names, not data, and stay; code fields lose only the held keys). Anything else is
+    dicts are names, and lose only the held keys, as code fields do). Anything else is
     returned as it is."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {k: _redact_known(v) if k in CODE_FIELDS and isinstance(v, str) else redact_payload(v)
+        return {(_redact_known(k) if isinstance(k, str) else k):
+                _redact_known(v) if k in CODE_FIELDS and isinstance(v, str) else redact_payload(v)
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact_payload(v) for v in value]

@@ -52,6 +52,19 @@ def test_code_the_editor_inserts_keeps_key_shaped_literals_but_never_a_held_key(
     assert "sk-test-0123456789abcdef" not in out["error"]
 
 
+def test_a_held_key_used_as_a_name_in_a_message_is_removed_too():
+    """Keys of a JSON object are names, left alone, except a key Kestrel holds: a map keyed by
+    credential (a per-key rate-limit table echoed in an error's data) must not carry it out."""
+    from kestrel.redact import redact_payload, register_secret
+
+    held = "kestrel-held-key-as-name-1a2b3c"
+    register_secret(held)
+    out = redact_payload({"error": {"data": {held: {"remaining": 0}, "apiKey": "x"}}})
+    assert held not in repr(out)
+    assert out["error"]["data"]["[REDACTED]"] == {"remaining": 0}
+    assert "apiKey" in out["error"]["data"]  # a name that is no key stays
+
+
 def leaks(text: str, key: str) -> bool:
     return key in text or key[:8] in text or key[-8:] in text
 

@@ -5,7 +5,8 @@
 // model what was applied, left out and restored; Insert previews
 // before it inserts at the cursor (Cancel keeps the file); a bash block offers Run in terminal behind
 // a modal confirm (Cancel runs nothing, Run runs it), and never into a program still running in
-// the Kestrel terminal (a second Run beside a running `cat` runs in a terminal of its own). Checked on disk. Starts and ends in main.py with
+// the Kestrel terminal (a second Run beside a running `cat` runs in a terminal of its own); Apply on a
+// block naming a workspace file that links out of the workspace is refused. Checked on disk. Starts and ends in main.py with
 // the mock answering COMPLETION again.
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -24,6 +25,7 @@ const IS_BLANK = "def is_blank(text):\n    return not text.strip()\n";
 const INSERT_ANSWER = `A helper you can use:\n\n\`\`\`python\n${IS_BLANK}\`\`\`\n`;
 const COMMAND = "echo ran > ran.txt";
 const RUN_ANSWER = `Run this:\n\n\`\`\`bash\n${COMMAND}\n\`\`\`\n`;
+const LINKED_ANSWER = "Bump it.\n\n```python vendor.py\nVENDOR = 2\n```\n";
 const READER_ANSWER = "Start a reader:\n\n```bash\ncat\n```\n";
 
 export default async function chatFiles(t) {
@@ -201,7 +203,24 @@ export default async function chatFiles(t) {
   await hidePanel(page);
   log("chat files: with cat still running in the Kestrel terminal, the next Run ran in a terminal of its own");
 
-  results.checks.chatFiles = "Apply on the models.py block (main.py active) replaced format_task in models.py once, one undo; Apply all via Refactor Preview with utils.py unchecked changed only models.py, recorded on the answer, Restore put models.py back and the next request said so; Insert previewed (Cancel kept, Insert at the cursor); Run in terminal confirmed (Cancel nothing, Run ran), and with cat left running in its terminal the next command ran in a terminal of its own";
+  // 6. A block naming a workspace file that is a link out of the workspace (a cloned repository's
+  // `vendor.py -> ~/somewhere`): Apply refuses it, says why, and the file it leads to is untouched.
+  const outside = path.join(t.tmp, "outside-vendor.py");
+  fs.writeFileSync(outside, "VENDOR = 1\n");
+  fs.symlinkSync(outside, ws("vendor.py"));
+  try {
+    const linked = await ask("Bump VENDOR", LINKED_ANSWER, "Bump it.");
+    await linked.locator("button.code-apply").click();
+    await toast("vendor.py is a link to a file outside the workspace").waitFor({ timeout: 20_000 });
+    await sleep(1000);
+    if ((await page.locator(".tab", { hasText: "Kestrel: review vendor.py" }).count()) !== 0) throw new Error("Apply opened a review for a link out of the workspace");
+    if (fs.readFileSync(outside, "utf8") !== "VENDOR = 1\n") throw new Error("Apply wrote through a link out of the workspace");
+  } finally {
+    fs.rmSync(ws("vendor.py"));
+  }
+  log("chat files: Apply on vendor.py (a link out of the workspace) refused with the reason; the file it leads to is untouched");
+
+  results.checks.chatFiles = "Apply on the models.py block (main.py active) replaced format_task in models.py once, one undo; Apply all via Refactor Preview with utils.py unchecked changed only models.py, recorded on the answer, Restore put models.py back and the next request said so; Insert previewed (Cancel kept, Insert at the cursor); Run in terminal confirmed (Cancel nothing, Run ran), and with cat left running in its terminal the next command ran in a terminal of its own; Apply on a block naming a link out of the workspace refused, the file it leads to untouched";
   await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
   await toMain();
   await page.keyboard.press("Control+End");

@@ -12,7 +12,6 @@
  * - bearer and basic credentials (16+ characters or with a digit: "Bearer Authentication" in prose
  *   stays), `"apiKey": "…"` fields in traced JSON, and fields named as API keys in any other syntax
  *   (`x-api-key: …`, `OPENAI_API_KEY=…`) whose value looks like a key.
- * The known keys are matched in any case.
  */
 
 const REDACTED = "[redacted]";

@@ -1,14 +1,18 @@
 // Chat context chips: the file chip follows the active editor (models.py, then utils.py) and a send
 // attaches that file and nothing else; with the "open files" chip on, the other open tabs go along
-// by name and content (the active file not twice). The sent user turn names every attached item.
+// by name and content (the active file not twice); a workspace file that links to a secret elsewhere
+// is a secret chip and attaches nothing. The sent user turn names every attached item.
 // Checked in what the model received (the mock's request log). Starts and ends in main.py with the
 // mock answering COMPLETION again.
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { answered, chatFrame, chatRequests, openChat } from "../lib/chat.mjs";
 import { PROJECT } from "../lib/codeServer.mjs";
 import { COMPLETION, OUT } from "../lib/config.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, waitFor } from "../lib/util.mjs";
+
+const LINKED_SECRET = "chatcontext-linked-canary-5b7e";
 
 /** The last user message of the chat request that asked `question` (throws if none did). */
 async function sentUserMessage(mockUrl, question) {
@@ -89,6 +93,29 @@ export default async function chatContext(t) {
   log("chat context:", context.trim());
 
   await setChip(frame, "openFiles", false); // later scenarios send with the default chips
+
+  // A workspace file that is a link to a secret elsewhere (`notes.py -> ../elsewhere/.env`) is a secret:
+  // its chip says so and a send attaches nothing of it (the server would refuse the message if it did).
+  const elsewhere = path.join(t.tmp, "elsewhere");
+  fs.mkdirSync(elsewhere, { recursive: true });
+  fs.writeFileSync(path.join(elsewhere, ".env"), `TOKEN=${LINKED_SECRET}\n`);
+  fs.symlinkSync(path.join(elsewhere, ".env"), path.join(t.dirs.ws, "notes.py"));
+  try {
+    await openFile("notes.py");
+    await chipNames("notes.py (secret)");
+    const linkQuestion = "What is in this file? (context check 3)";
+    await setMock(mockUrl, { text: "CONTEXT ANSWER THREE", tps: 0, ttft_ms: 0, rules: [] });
+    await input.fill(linkQuestion);
+    await input.press("Enter");
+    await answered(frame, "CONTEXT ANSWER THREE");
+    const linked = await sentUserMessage(mockUrl, linkQuestion);
+    if (linked.includes(LINKED_SECRET) || linked.includes("File notes.py")) throw new Error(`the request attaches notes.py, a link to a secret: ${linked.slice(0, 600)}`);
+    await page.keyboard.press("Control+W");
+  } finally {
+    fs.rmSync(path.join(t.dirs.ws, "notes.py"));
+  }
+  log("chat context: notes.py (a link to a .env elsewhere) shown as a secret chip; the send attached nothing of it");
+  results.checks.chatContext.linkToSecret = "notes.py -> elsewhere/.env: chip 'notes.py (secret)', nothing of it in the request";
   await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
   await page.locator(".tab", { hasText: "main.py" }).first().click();
   await page.locator(".tab.active", { hasText: "main.py" }).waitFor();

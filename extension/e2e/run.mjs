@@ -36,6 +36,7 @@ import agentWrites from "./scenarios/agentWrites.mjs";
 import agentRun from "./scenarios/agentRun.mjs";
 import chatMentions from "./scenarios/chatMentions.mjs";
 import chatFiles from "./scenarios/chatFiles.mjs";
+import chatTerminal from "./scenarios/chatTerminal.mjs";
 import chatRetry from "./scenarios/chatRetry.mjs";
 import chatControls from "./scenarios/chatControls.mjs";
 import chatKeys from "./scenarios/chatKeys.mjs";
@@ -50,7 +51,7 @@ import chatLatency from "./scenarios/chatLatency.mjs";
 
 // In this order: later scenarios start from the editor state the earlier ones leave
 // (untrustedWorkspace runs its own code-server and leaves the first one alone).
-const ALL = [ghostText, nextSuggestion, latency, toggle, chat, quickFix, quickFixTypeScript, inlineEdit, nextEdit, chatApply, chatQueue, chatContext, chatFit, codebaseChat, agentChat, agentWrites, agentRun, chatMentions, chatFiles, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace, repoContext, readAhead, commands];
+const ALL = [ghostText, nextSuggestion, latency, toggle, chat, quickFix, quickFixTypeScript, inlineEdit, nextEdit, chatApply, chatQueue, chatContext, chatFit, codebaseChat, agentChat, agentWrites, agentRun, chatMentions, chatFiles, chatTerminal, chatRetry, chatControls, chatKeys, chatThemes, chatHistory, apiKey, crashRestart, privateInstall, untrustedWorkspace, repoContext, readAhead, commands];
 // Benchmarks (make bench) run only when named: they measure, they do not test.
 const BENCH_ONLY = [chatLatency];
 const ONLY = (process.env.KESTREL_E2E_ONLY || "").split(",").map((s) => s.trim()).filter(Boolean);

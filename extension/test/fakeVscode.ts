@@ -20,6 +20,13 @@ export interface FakeTerminal {
   sendText: (t: string) => void;
 }
 
+/** Shell integration's report of a command: its line, its output stream (start) and exit code (end). */
+export interface ShellExecutionEvent {
+  terminal: FakeTerminal;
+  execution?: { commandLine: { value: string }; read: () => AsyncIterable<string> };
+  exitCode?: number;
+}
+
 export class EventEmitter<T> {
   private listeners: Listener<T>[] = [];
   readonly event = (l: Listener<T>) => {
@@ -193,8 +200,8 @@ export const fake = {
   onDidChangeConfiguration: new EventEmitter<unknown>(),
   terminals: [] as FakeTerminal[],
   /** Shell integration's reports: a command started / ended in a terminal (fired by a test). */
-  onDidStartTerminalShellExecution: new EventEmitter<{ terminal: FakeTerminal }>(),
-  onDidEndTerminalShellExecution: new EventEmitter<{ terminal: FakeTerminal }>(),
+  onDidStartTerminalShellExecution: new EventEmitter<ShellExecutionEvent>(),
+  onDidEndTerminalShellExecution: new EventEmitter<ShellExecutionEvent>(),
   onDidCloseTerminal: new EventEmitter<FakeTerminal>(),
   clipboard: "",
   reset(): void {
@@ -231,8 +238,8 @@ export const fake = {
     this.git = undefined;
     this.onDidChangeConfiguration = new EventEmitter<unknown>();
     this.terminals = [];
-    this.onDidStartTerminalShellExecution = new EventEmitter<{ terminal: FakeTerminal }>();
-    this.onDidEndTerminalShellExecution = new EventEmitter<{ terminal: FakeTerminal }>();
+    this.onDidStartTerminalShellExecution = new EventEmitter<ShellExecutionEvent>();
+    this.onDidEndTerminalShellExecution = new EventEmitter<ShellExecutionEvent>();
     this.onDidCloseTerminal = new EventEmitter<FakeTerminal>();
     this.clipboard = "";
   },
@@ -366,8 +373,8 @@ export const vscode = {
     get terminals() {
       return fake.terminals;
     },
-    onDidStartTerminalShellExecution: (l: Listener<{ terminal: FakeTerminal }>) => fake.onDidStartTerminalShellExecution.event(l),
-    onDidEndTerminalShellExecution: (l: Listener<{ terminal: FakeTerminal }>) => fake.onDidEndTerminalShellExecution.event(l),
+    onDidStartTerminalShellExecution: (l: Listener<ShellExecutionEvent>) => fake.onDidStartTerminalShellExecution.event(l),
+    onDidEndTerminalShellExecution: (l: Listener<ShellExecutionEvent>) => fake.onDidEndTerminalShellExecution.event(l),
     onDidCloseTerminal: (l: Listener<FakeTerminal>) => fake.onDidCloseTerminal.event(l),
     createTerminal: (options: { name: string }) => {
       const terminal: FakeTerminal = {

@@ -126,3 +126,10 @@ export async function completesAgain(t, what, prefix) {
   (t.results.checks.retypes ??= {})[what] = retypes;
   await page.keyboard.press("Escape");
 }
+
+/** Hides the bottom panel (Refactor Preview, terminal) if it is shown, so later scenarios see the editor. */
+export async function hidePanel(page) {
+  if (!(await page.locator(".part.panel").isVisible())) return;
+  await runCommand(page, "View: Hide Panel");
+  await waitFor("the panel to hide", async () => !(await page.locator(".part.panel").isVisible()), 10_000, 100);
+}

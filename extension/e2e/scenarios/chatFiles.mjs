@@ -12,7 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { answered, chatFrame, chatRequests, openChat } from "../lib/chat.mjs";
 import { COMPLETION, OUT } from "../lib/config.mjs";
-import { runCommand } from "../lib/editor.mjs";
+import { hidePanel } from "../lib/editor.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, sleep, waitFor } from "../lib/util.mjs";
 
@@ -224,11 +224,4 @@ export default async function chatFiles(t) {
   await setMock(mockUrl, { text: `${COMPLETION}\n`, tps: 0, ttft_ms: 0, rules: [] });
   await toMain();
   await page.keyboard.press("Control+End");
-}
-
-/** Hides the bottom panel (Refactor Preview, terminal) if it is shown, so later scenarios see the editor. */
-async function hidePanel(page) {
-  if (!(await page.locator(".part.panel").isVisible())) return;
-  await runCommand(page, "View: Hide Panel");
-  await waitFor("the panel to hide", async () => !(await page.locator(".part.panel").isVisible()), 10_000, 100);
 }

@@ -25,6 +25,7 @@ import { modelInfo, sameModelInfo, type StatusWithEffort } from "./modelInfo";
 import { knownSourceUris, openSourceTarget, type OpenTarget } from "./sources";
 import { WorkspaceFiles } from "./workspaceFiles";
 import { MentionPicker } from "./mentionPicker";
+import { TerminalHistory } from "./terminalOutput";
 import { readMentions } from "./mentionContext";
 import { parseMarkers } from "./mentions";
 import { isSecretPath } from "../secretFiles";
@@ -93,7 +94,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private readonly actions = new BlockActions();
   /** The workspace's files for the mention picker (listed when the panel is first ready). */
   private readonly files = new WorkspaceFiles();
-  private readonly picker = new MentionPicker(this.files, (msg) => this.post(msg));
+  /** What the terminals ran, for `#terminal` (from activation: a command run before the first `#` counts). */
+  private readonly terminal = new TerminalHistory();
+  private readonly picker = new MentionPicker(this.files, (msg) => this.post(msg), undefined, this.terminal);
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -111,6 +114,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.disposables.push(
       this.actions,
       this.files,
+      this.terminal,
       this.picker,
       watchAttachables(() => this.post({ type: "chips", chips: currentChips() })),
     );
@@ -444,7 +448,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private async contextWith(text: string, kinds: readonly Chip["kind"][], mentions: readonly Mention[]): Promise<{ text: string; labels: string[]; mentions: Mention[] }> {
     const chips = kinds.length ? await contextFor(kinds) : { ...NO_CONTEXT, files: [] as string[] };
     if (!mentions.length && !parseMarkers(text).length) return { ...chips, mentions: [] };
-    const read = await readMentions(text, Array.isArray(mentions) ? mentions : [], { files: this.files, offered: this.picker.offered }, chips.files);
+    const read = await readMentions(text, Array.isArray(mentions) ? mentions : [], { files: this.files, offered: this.picker.offered, terminal: this.terminal }, chips.files);
     if (read.refused.length) this.post({ type: "notice", text: `Not attached: ${read.refused.join("; ")}.` });
     return { text: [chips.text, read.text].filter(Boolean).join("\n\n"), labels: [...chips.labels, ...read.labels], mentions: read.mentions };
   }

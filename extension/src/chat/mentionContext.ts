@@ -13,12 +13,13 @@
 import * as vscode from "vscode";
 import type { Mention, MentionKind } from "./protocol";
 import { isSecretPath } from "../secretFiles";
-import { AGENT_URI, CODEBASE_URI, GIT_DIFF_URI, PROBLEMS_URI, formatLines, hasMarker, parseMarkers, parseMentionUri, withLines, type LineRange } from "./mentions";
+import { AGENT_URI, CODEBASE_URI, GIT_DIFF_URI, PROBLEMS_URI, TERMINAL_URI, formatLines, hasMarker, parseMarkers, parseMentionUri, withLines, type LineRange } from "./mentions";
 import { fence } from "./context";
 import { inWorkspaceFolders, resolveLinks } from "./links";
 import { symbolLines, within } from "./mentionPicker";
 import { workingTreeDiff } from "./gitDiff";
 import type { WorkspaceFiles } from "./workspaceFiles";
+import { describeLast, type TerminalHistory } from "./terminalOutput";
 
 export const MAX_MENTION_FILE_CHARS = 20_000;
 /** All mentions of one message together (a file that does not fit goes as its outline and what fits). */
@@ -35,6 +36,8 @@ export interface MentionSources {
   files: WorkspaceFiles;
   /** URIs (without lines) the picker offered this session: a symbol outside the workspace may be attached then. */
   offered: ReadonlySet<string>;
+  /** What the terminals ran (`#terminal`); none: nothing to attach. */
+  terminal?: TerminalHistory;
 }
 
 export interface MentionReading {
@@ -48,7 +51,7 @@ export interface MentionReading {
   refused: string[];
 }
 
-const KINDS: ReadonlySet<MentionKind> = new Set(["file", "folder", "symbol", "selection", "problems", "diff", "codebase", "agent"]);
+const KINDS: ReadonlySet<MentionKind> = new Set(["file", "folder", "symbol", "selection", "problems", "diff", "terminal", "codebase", "agent"]);
 
 /** A mention as the webview sent it (plain data from another process: checked, not trusted). */
 export function isMention(x: unknown): x is Mention {
@@ -94,6 +97,9 @@ export async function resolveMentions(text: string, picked: readonly unknown[], 
         break;
       case "diff":
         add({ kind: "diff", marker: t.marker, uri: GIT_DIFF_URI, name: "git diff" }, t.start);
+        break;
+      case "terminal":
+        add({ kind: "terminal", marker: t.marker, uri: TERMINAL_URI, name: "terminal" }, t.start);
         break;
       case "codebase":
         add({ kind: "codebase", marker: t.marker, uri: CODEBASE_URI, name: "codebase" }, t.start);
@@ -182,6 +188,7 @@ async function readOne(m: Mention, sources: MentionSources, room: number, alread
   if (parsed.scheme === "agent") return { label: "agent" }; // the panel sends the turn to kestrel/agent (agent.ts)
   if (parsed.scheme === "problems") return problems(sources);
   if (parsed.scheme === "diff") return diff(sources);
+  if (parsed.scheme === "terminal") return terminalOutput(sources);
   const uri = vscode.Uri.parse(parsed.base, true);
   // `..` is never normalised away here: `/ws/src/../../etc/passwd` would pass a folder prefix check.
   if (uri.path.split("/").includes("..")) return { refused: "a path with `..` in it" };
@@ -363,6 +370,13 @@ function problems(sources: MentionSources): Part {
     text: `Problems in the workspace (${all.length}):\n${list || "none"}${more}`,
     label: `problems (${all.length})`,
   };
+}
+
+function terminalOutput(sources: MentionSources): Part {
+  const last = sources.terminal?.last();
+  if (!last) return { refused: "no terminal has reported a command yet (VS Code's shell integration is off or unsupported there)" };
+  const { title, body, label } = describeLast(last);
+  return { text: fence(title, body, "console"), label };
 }
 
 async function diff(sources: MentionSources): Promise<Part> {

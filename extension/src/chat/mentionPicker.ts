@@ -3,15 +3,17 @@
  * The files and folders come from the cached list (workspaceFiles.ts) at once, ranked here
  * (fileRank.ts), at most ~50 rows; the symbols (`vscode.executeWorkspaceSymbolProvider`: the
  * Kestrel server's codebase index and any other language server) are asked after a short pause in
- * the typing and appended when they arrive. The selection, the problems, the git diff and
- * `#codebase` are offered when their name matches (and there is one: a selection, a Git repository).
+ * the typing and appended when they arrive. The selection, the problems, the git diff, the terminal's
+ * last command and `#codebase` are offered when their name matches (and there is one: a selection, a
+ * Git repository, a command a terminal reported).
  */
 import * as vscode from "vscode";
 import type { MentionItem, MentionKind, ToWebview } from "./protocol";
-import { AGENT_URI, CODEBASE_URI, GIT_DIFF_URI, PROBLEMS_URI, SPECIAL_MARKERS, fileMarker, folderMarker, formatLines, parseQuery, symbolMarker, withLines, type LineRange } from "./mentions";
+import { AGENT_URI, CODEBASE_URI, GIT_DIFF_URI, PROBLEMS_URI, SPECIAL_MARKERS, TERMINAL_URI, fileMarker, folderMarker, formatLines, parseQuery, symbolMarker, withLines, type LineRange } from "./mentions";
 import { normalizeQuery, rankNames, rankPaths } from "./fileRank";
 import { attachables } from "./context";
 import { gitAvailable } from "./gitDiff";
+import type { TerminalHistory } from "./terminalOutput";
 import type { FileEntry, WorkspaceFiles } from "./workspaceFiles";
 
 export const MAX_FILE_ITEMS = 30;
@@ -21,10 +23,11 @@ export const MAX_SYMBOL_ITEMS = 15;
 export const SYMBOL_DELAY_MS = 80;
 const SYMBOL_TIMEOUT_MS = 2_000;
 
-const SPECIAL_WORDS: Record<"selection" | "problems" | "diff" | "codebase" | "agent", string[]> = {
+const SPECIAL_WORDS: Record<"selection" | "problems" | "diff" | "terminal" | "codebase" | "agent", string[]> = {
   selection: ["selection", "sel"],
   problems: ["problems", "diagnostics", "errors", "warnings"],
   diff: ["diff", "git", "changes"],
+  terminal: ["terminal", "output", "command", "shell"],
   codebase: ["codebase", "workspace", "search"],
   agent: ["agent", "tools", "read"],
 };
@@ -58,6 +61,7 @@ export class MentionPicker implements vscode.Disposable {
     private readonly files: WorkspaceFiles,
     private readonly post: (msg: ToWebview) => void,
     private readonly symbolDelayMs = SYMBOL_DELAY_MS,
+    private readonly terminal?: TerminalHistory,
   ) {}
 
   dispose(): void {
@@ -108,6 +112,10 @@ export class MentionPicker implements vscode.Disposable {
     }
     if (named("diff") && gitAvailable()) {
       out.push({ kind: "diff", name: "git diff", marker: SPECIAL_MARKERS.diff, uri: GIT_DIFF_URI, detail: "the working tree's changes" });
+    }
+    const ran = this.terminal?.last();
+    if (named("terminal") && ran) {
+      out.push({ kind: "terminal", name: "terminal", marker: SPECIAL_MARKERS.terminal, uri: TERMINAL_URI, detail: `the last command's output: ${ran.command.slice(0, 60)}` });
     }
     if (named("codebase")) {
       out.push({ kind: "codebase", name: "codebase", marker: SPECIAL_MARKERS.codebase, uri: CODEBASE_URI, detail: "search the workspace for this question" });

@@ -10,6 +10,7 @@
  *   #sym:parse_due            file:///ws/src/due.py#L4-9           the symbol's lines (its range then)
  *   #problems                 kestrel-problems:                    the workspace's diagnostics then
  *   #diff                     kestrel-git-diff:                    the working tree's changes then
+ *   #terminal                 kestrel-terminal:                    the last command a terminal ran, its output (terminalOutput.ts)
  *   #codebase                 kestrel-codebase:                    nothing: the server searches (it reads `#codebase`)
  *   #agent                    kestrel-agent:                       nothing: the read-only agent answers (agent.ts)
  *
@@ -19,6 +20,7 @@ import type { Mention, MentionKind } from "./protocol";
 
 export const PROBLEMS_URI = "kestrel-problems:";
 export const GIT_DIFF_URI = "kestrel-git-diff:";
+export const TERMINAL_URI = "kestrel-terminal:";
 export const CODEBASE_URI = "kestrel-codebase:";
 export const AGENT_URI = "kestrel-agent:";
 
@@ -51,6 +53,7 @@ export type ParsedMentionUri =
   | { scheme: "file"; /** the URI without its fragment (what `vscode.Uri.parse` reads) */ base: string; lines?: LineRange; folder: boolean }
   | { scheme: "problems" }
   | { scheme: "diff" }
+  | { scheme: "terminal" }
   | { scheme: "codebase" }
   | { scheme: "agent" };
 
@@ -61,6 +64,7 @@ export type ParsedMentionUri =
 export function parseMentionUri(uri: string): ParsedMentionUri | undefined {
   if (uri === PROBLEMS_URI) return { scheme: "problems" };
   if (uri === GIT_DIFF_URI) return { scheme: "diff" };
+  if (uri === TERMINAL_URI) return { scheme: "terminal" };
   if (uri === CODEBASE_URI) return { scheme: "codebase" };
   if (uri === AGENT_URI) return { scheme: "agent" };
   const m = /^([a-z][a-z0-9+.-]*):\/\/[^#]*/i.exec(uri);
@@ -81,10 +85,10 @@ export function parseMentionUri(uri: string): ParsedMentionUri | undefined {
 export const fileMarker = (rel: string, lines?: LineRange) => `#file:${rel}${lines ? `:${formatLines(lines)}` : ""}`;
 export const folderMarker = (rel: string) => `#folder:${rel.replace(/\/+$/, "")}/`;
 export const symbolMarker = (name: string) => `#sym:${name}`;
-export const SPECIAL_MARKERS = { problems: "#problems", diff: "#diff", codebase: "#codebase", agent: "#agent" } as const;
+export const SPECIAL_MARKERS = { problems: "#problems", diff: "#diff", terminal: "#terminal", codebase: "#codebase", agent: "#agent" } as const;
 
 export interface TypedMarker {
-  kind: "file" | "folder" | "symbol" | "problems" | "diff" | "codebase" | "agent";
+  kind: "file" | "folder" | "symbol" | "problems" | "diff" | "terminal" | "codebase" | "agent";
   /** The path (file, folder) or the name (symbol), as typed. */
   arg: string;
   lines?: LineRange;
@@ -95,7 +99,7 @@ export interface TypedMarker {
 }
 
 // `#file:…` at a word start (not `a#b`, not `##`); the argument runs to the next space.
-const MARKER = /(?<![\w#@/])#(file|folder|sym|problems|diff|codebase|agent)\b(?::(\S+))?/g;
+const MARKER = /(?<![\w#@/])#(file|folder|sym|problems|diff|terminal|codebase|agent)\b(?::(\S+))?/g;
 /** Punctuation after a marker ends a sentence, it is not part of the path. */
 const TRAILING = /[.,;:!?)\]}'"`]+$/;
 
@@ -190,6 +194,8 @@ export function mentionLabel(m: Pick<Mention, "kind" | "name">): string {
       return "problems";
     case "diff":
       return "git diff";
+    case "terminal":
+      return "terminal output";
     case "codebase":
       return "codebase search";
     case "agent":
@@ -205,6 +211,7 @@ export const KIND_NAMES: Record<MentionKind, string> = {
   selection: "selection",
   problems: "problems",
   diff: "git diff",
+  terminal: "terminal",
   codebase: "codebase",
   agent: "agent",
 };

@@ -73,7 +73,7 @@ export interface Chip {
 }
 
 /** What a mention is: a kind of thing the picker offers (mentions.ts serialises and parses them). */
-export type MentionKind = "file" | "folder" | "symbol" | "selection" | "problems" | "diff" | "codebase" | "agent";
+export type MentionKind = "file" | "folder" | "symbol" | "selection" | "problems" | "diff" | "terminal" | "codebase" | "agent";
 
 /**
  * A mention in the input: a picker's pick, kept in the text as its marker and sent as a URI that is

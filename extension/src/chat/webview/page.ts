@@ -54,8 +54,8 @@ export function pageHtml(opts: PageOptions): string {
       <p>The chips under the conversation show what your message takes along: the <strong>current file</strong>,
       your <strong>selection</strong>, the <strong>open files</strong> and the <strong>problems</strong>. Click a chip to
       include or leave it out. Type <kbd>#</kbd> (or <kbd>@</kbd>) to mention any <strong>file</strong>, folder or
-      <strong>symbol</strong> of the workspace, the <strong>problems</strong>, the <strong>git diff</strong> or
-      <strong>#codebase</strong>: it is read again when you send.</p>
+      <strong>symbol</strong> of the workspace, the <strong>problems</strong>, the <strong>git diff</strong>, the
+      <strong>terminal</strong>'s last command or <strong>#codebase</strong>: it is read again when you send.</p>
       <ul class="empty-keys">
         <li><kbd>Enter</kbd> sends, <kbd>Shift</kbd>+<kbd>Enter</kbd> starts a new line.</li>
         <li>While Kestrel answers, <kbd>Enter</kbd> steers the answer and <kbd>Tab</kbd> queues your message for after it.</li>

@@ -6,12 +6,14 @@
  *   context.ts     the chips and the context they attach (one reading of the editor for both)
  *   transcript.ts  model messages, titles, the conversation store, the recorder of a streaming answer
  *   stream.ts      deltas to the webview (the first at once, the rest per frame)
- *   review.ts      what the code-block buttons do (apply, insert, apply all, run)
+ *   review.ts      what the code-block buttons do (apply, insert, apply all, run), with links.ts
+ *                  (where a path leads through links) and commandTerminal.ts (an idle terminal for Run)
  *   sources.ts     codebase answers: which files the webview may open (the sources the server named)
  *   modelInfo.ts   the header's provider/model and whether effort applies
  *   mentions.ts    `#file:…`/`#sym:…` mentions: markers, URIs, the trigger (shared with the webview);
  *                  workspaceFiles.ts (the cached file list), mentionPicker.ts (the picker's rows),
- *                  mentionContext.ts (what they attach, read at send), gitDiff.ts (`#diff`)
+ *                  mentionContext.ts (what they attach, read at send), gitDiff.ts (`#diff`),
+ *                  terminalOutput.ts (`#terminal`)
  */
 import * as vscode from "vscode";
 import { randomBytes } from "node:crypto";

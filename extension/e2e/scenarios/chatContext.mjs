@@ -40,6 +40,11 @@ export default async function chatContext(t) {
   const fileChip = frame.locator('#chips .chip[data-kind="file"]');
   const chipNames = (name) => waitFor(`the file chip to name ${name}`, async () => ((await fileChip.textContent()) || "").includes(name), 15_000, 100);
 
+  const elsewhere = path.join(t.tmp, "elsewhere");
+  fs.mkdirSync(elsewhere, { recursive: true });
+  fs.writeFileSync(path.join(elsewhere, ".env"), `TOKEN=${LINKED_SECRET}\n`);
+  fs.symlinkSync(path.join(elsewhere, ".env"), path.join(t.dirs.ws, "notes.py"));
+
   // The file chip follows the active editor.
   await openFile("tasks.py");
   await openFile("models.py");
@@ -96,10 +101,7 @@ export default async function chatContext(t) {
 
   // A workspace file that is a link to a secret elsewhere (`notes.py -> ../elsewhere/.env`) is a secret:
   // its chip says so and a send attaches nothing of it (the server would refuse the message if it did).
-  const elsewhere = path.join(t.tmp, "elsewhere");
-  fs.mkdirSync(elsewhere, { recursive: true });
-  fs.writeFileSync(path.join(elsewhere, ".env"), `TOKEN=${LINKED_SECRET}\n`);
-  fs.symlinkSync(path.join(elsewhere, ".env"), path.join(t.dirs.ws, "notes.py"));
+  // (The link was made when the scenario began: quick open lists a file some time after it appears.)
   try {
     await openFile("notes.py");
     await chipNames("notes.py (secret)");

@@ -92,7 +92,7 @@ export function describeLast(last: LastCommand): { title: string; body: string; 
   const cut = last.cut ? ` (its last ${last.output.length} characters)` : "";
   return {
     title: `The last command run in the terminal "${last.terminal}"${exit}, and its output${cut}`,
-    body: `$ ${last.command}\n${last.output || "(no output)"}`,
+    body: `$ ${last.command}\n${last.output || "(no output reached Kestrel: none, or printed before the terminal reported the command)"}`,
     label: `terminal: ${last.command.length > 40 ? `${last.command.slice(0, 39)}…` : last.command}`,
   };
 }

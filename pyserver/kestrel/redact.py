@@ -3,8 +3,9 @@
 Three nets, the same as `extension/src/redact.ts` (both checked against
 `tests/security/redaction_cases.json`): the keys given (in any case, also a token with 8+ of a
 key's first or last characters), anything shaped like a supported provider's key, and bearer and
-basic credentials and fields named as API keys (`"apiKey"`, `x-api-key:`, `OPENAI_API_KEY=`). `redact_payload` applies it to every string of an outgoing JSON-RPC message,
-`RedactingFilter` to every log record. The exact rules: docs/design-notes.md#pyserverkestrelredactpy
+basic credentials and fields named as API keys (`"apiKey"`, `x-api-key:`, `OPENAI_API_KEY=`).
+`redact_payload` applies it to every string of an outgoing JSON-RPC message, `RedactingFilter` to
+every log record. The exact rules: docs/design-notes.md#pyserverkestrelredactpy
 """
 
 from __future__ import annotations
@@ -87,9 +88,7 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     """`text` without keys: the registered ones (or `secrets`), and anything key-shaped."""
     low = text.lower()  # masking only removes text: what `low` lacks, the masked text lacks too
     for secret in _secrets if secrets is None else secrets:
-        if secret in text:
-            text = text.replace(secret, MASK)
-        if secret.lower() in low:  # also in another case (a log that upper-cases a header's value)
+        if secret.lower() in low:  # in any case (a log that upper-cases a header's value)
             text = re.sub(re.escape(secret), MASK, text, flags=re.IGNORECASE)
         text = _mask_fragments(text, secret)
     text = _KEY_SHAPE.sub(lambda m: MASK if _starts_word(m) else m.group(0), text)

@@ -38,6 +38,14 @@ export default async function chatContext(t) {
   await waitFor("an empty conversation", async () => (await frame.locator("#transcript .turn").count()) === 0, 10_000, 100);
   const input = frame.locator("#input");
   const fileChip = frame.locator('#chips .chip[data-kind="file"]');
+  /** Sends `question` with the mock answering `answer`; returns the last user message the model got. */
+  const ask = async (question, answer) => {
+    await setMock(mockUrl, { text: answer, tps: 0, ttft_ms: 0, rules: [] });
+    await input.fill(question);
+    await input.press("Enter");
+    await answered(frame, answer);
+    return sentUserMessage(mockUrl, question);
+  };
   const chipNames = (name) => waitFor(`the file chip to name ${name}`, async () => ((await fileChip.textContent()) || "").includes(name), 15_000, 100);
 
   const elsewhere = path.join(t.tmp, "elsewhere");
@@ -57,11 +65,7 @@ export default async function chatContext(t) {
   await setChip(frame, "file", true);
   await setChip(frame, "openFiles", false);
   const fileQuestion = "What does this file do? (context check 1)";
-  await setMock(mockUrl, { text: "CONTEXT ANSWER ONE", tps: 0, ttft_ms: 0, rules: [] });
-  await input.fill(fileQuestion);
-  await input.press("Enter");
-  await answered(frame, "CONTEXT ANSWER ONE");
-  const fileOnly = await sentUserMessage(mockUrl, fileQuestion);
+  const fileOnly = await ask(fileQuestion, "CONTEXT ANSWER ONE");
   if (!fileOnly.includes("File utils.py") || !fileOnly.includes(PROJECT["utils.py"].trim())) {
     throw new Error(`the request does not attach utils.py (the active file): ${fileOnly.slice(0, 600)}`);
   }
@@ -76,11 +80,7 @@ export default async function chatContext(t) {
   // Open files on: the two other tabs go along by name and content; utils.py (active) only as the file.
   await setChip(frame, "openFiles", true);
   const tabsQuestion = "How do these files fit together? (context check 2)";
-  await setMock(mockUrl, { text: "CONTEXT ANSWER TWO", tps: 0, ttft_ms: 0, rules: [] });
-  await input.fill(tabsQuestion);
-  await input.press("Enter");
-  await answered(frame, "CONTEXT ANSWER TWO");
-  const withTabs = await sentUserMessage(mockUrl, tabsQuestion);
+  const withTabs = await ask(tabsQuestion, "CONTEXT ANSWER TWO");
   for (const name of ["models.py", "tasks.py"]) {
     if (!withTabs.includes(name) || !withTabs.includes(PROJECT[name].trim())) {
       throw new Error(`the request does not attach the open tab ${name} by name and content: ${withTabs.slice(0, 1200)}`);
@@ -105,12 +105,7 @@ export default async function chatContext(t) {
   try {
     await openFile("notes.py");
     await chipNames("notes.py (secret)");
-    const linkQuestion = "What is in this file? (context check 3)";
-    await setMock(mockUrl, { text: "CONTEXT ANSWER THREE", tps: 0, ttft_ms: 0, rules: [] });
-    await input.fill(linkQuestion);
-    await input.press("Enter");
-    await answered(frame, "CONTEXT ANSWER THREE");
-    const linked = await sentUserMessage(mockUrl, linkQuestion);
+    const linked = await ask("What is in this file? (context check 3)", "CONTEXT ANSWER THREE");
     if (linked.includes(LINKED_SECRET) || linked.includes("File notes.py")) throw new Error(`the request attaches notes.py, a link to a secret: ${linked.slice(0, 600)}`);
     await page.keyboard.press("Control+W");
   } finally {

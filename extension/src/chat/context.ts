@@ -8,7 +8,7 @@
 import * as vscode from "vscode";
 import type { Chip } from "./protocol";
 import { UserGlobs } from "./globs";
-import { resolveLinksSync } from "./links";
+import { resolveLinks } from "./links";
 import { isSecretPath } from "../secretFiles";
 
 const MAX_FILE_CHARS = 20_000;
@@ -41,7 +41,7 @@ function userGlobs(): UserGlobs {
 export function neverAttached(uri: vscode.Uri, globs: UserGlobs = userGlobs()): boolean {
   if (isSecretPath(uri.path) || globs.excludes(uri.path)) return true;
   if (uri.scheme !== "file") return false;
-  const real = resolveLinksSync(uri.fsPath);
+  const real = resolveLinks(uri.fsPath);
   return real !== uri.fsPath && (isSecretPath(real) || globs.excludes(real));
 }
 

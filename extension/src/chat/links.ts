@@ -7,24 +7,10 @@ import * as vscode from "vscode";
  * Where a path on this disk really leads through links: a file that is a link, or a folder on its way
  * (a cloned repository's `ext -> ~/.vscode/extensions/x`). A path that does not exist yet (a new file) is
  * resolved through its nearest existing folder. Every check that refuses a link (what the chat attaches,
- * mentions, writes) judges this target, as the server does.
+ * mentions, writes) judges this target, as the server does. Synchronous: the chips are drawn as the
+ * editor changes, and a few local `realpath` calls take microseconds.
  */
-export async function resolveLinks(fsPath: string): Promise<string> {
-  const rest: string[] = [];
-  for (let existing = fsPath; ; ) {
-    try {
-      return nodePath.join(await realpath(existing), ...rest);
-    } catch {
-      const parent = nodePath.dirname(existing);
-      if (parent === existing) return fsPath;
-      rest.unshift(nodePath.basename(existing));
-      existing = parent;
-    }
-  }
-}
-
-/** resolveLinks for the callers that cannot wait (the chips drawn as the editor changes). */
-export function resolveLinksSync(fsPath: string): string {
+export function resolveLinks(fsPath: string): string {
   const rest: string[] = [];
   for (let existing = fsPath; ; ) {
     try {

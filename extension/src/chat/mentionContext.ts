@@ -238,7 +238,7 @@ async function readOne(m: Mention, sources: MentionSources, room: number, alread
  */
 export async function linkRefusal(uri: vscode.Uri, inWorkspace: boolean, sources: MentionSources): Promise<string | undefined> {
   if (uri.scheme !== "file") return undefined;
-  const real = await resolveLinks(uri.fsPath);
+  const real = resolveLinks(uri.fsPath);
   if (real === uri.fsPath) return undefined;
   if (isSecretPath(real) || sources.files.rules.refuses(vscode.Uri.file(real))) return "a link to a secret or excluded file";
   if (!inWorkspace) return undefined;

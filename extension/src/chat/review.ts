@@ -75,7 +75,7 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
  */
 export async function linkedAway(uri: vscode.Uri, rel: string): Promise<string | undefined> {
   if (uri.scheme !== "file") return undefined;
-  const target = await resolveLinks(uri.fsPath);
+  const target = resolveLinks(uri.fsPath);
   if (target === uri.fsPath) return undefined;
   if (isSecretPath(target)) return `${rel} is a link to a secret file; Kestrel does not write to it.`;
   return (await inWorkspaceFolders(target)) ? undefined : `${rel} is a link to a file outside the workspace; Kestrel only writes inside it.`;

@@ -3,7 +3,9 @@
 // its output (`$((6*7))`), so the request can only hold "42" if the output itself was read. Checked
 // in what the model received (the mock's request log). Ends in main.py with the mock answering
 // COMPLETION again and the panel hidden.
+import * as path from "node:path";
 import { answered, chatFrame, chatRequests, leaveAsFound, openChat } from "../lib/chat.mjs";
+import { OUT } from "../lib/config.mjs";
 import { hidePanel, runCommand } from "../lib/editor.mjs";
 import { setMock } from "../lib/mock.mjs";
 import { log, sleep, waitFor } from "../lib/util.mjs";
@@ -53,6 +55,7 @@ export default async function chatTerminal(t) {
   const context = ((await frame.locator(".turn.user", { hasText: "what did my command print?" }).locator(".context").textContent()) || "").replace(/\s+/g, " ");
   if (!context.includes("terminal: sleep 1; echo")) throw new Error(`the sent turn does not name the terminal attachment: ${context}`);
   void answer;
+  await page.screenshot({ path: path.join(OUT, "chat-terminal.png") });
   results.checks.chatTerminal = `#terminal attached the last command (${COMMAND}) and its output (${PRINTED}); the turn lists "${context.trim()}"`;
   log("chat terminal: #terminal sent the command line and its computed output");
 

@@ -188,6 +188,19 @@ async def test_the_next_suggestion_is_prepared_while_the_user_reads_it(mock):
         assert mock.stats()["requests"].get("/v1/chat/completions") >= 4
 
 
+async def test_diagnostics_report_the_last_generations_time_to_its_first_token(mock):
+    """`kestrel/diagnostics` says how long the endpoint took to its first token on the last
+    generation started (what bench.context_ttft compares with repository context on and off)."""
+    mock.configure(text="sqrt(2)\n", ttft_ms=250)
+    async with kestrel(mock_options(mock)) as client:
+        d = await client.protocol.send_request_async("kestrel/diagnostics", {})
+        assert getattr(d, "lastGenerationTtftMs", None) is None  # nothing asked yet: left out
+        open_doc(client, URI, "import math\nvalue = math.\n")
+        assert await complete(client, URI, 1, 13) == "sqrt(2)"
+        d = await client.protocol.send_request_async("kestrel/diagnostics", {})
+        assert d.generationsStarted == 1 and 250 <= d.lastGenerationTtftMs < 5000
+
+
 async def test_preparing_the_next_suggestion_can_be_turned_off(mock):
     mock.configure(text="sqrt(2)\n")
     async with kestrel(mock_options(mock)) as client:  # the tests' default: completion.prepareNext false

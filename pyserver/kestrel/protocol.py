@@ -249,6 +249,7 @@ class DiagnosticsResult:
     pending_requests: int
     live_generations: int
     generations_started: int
+    last_generation_ttft_ms: float | None = None  # the endpoint's first-token time of the last generation started
     prepared_generations: int  # what followed a shown suggestion, asked for before it was accepted
     prepared_used: int  # of those, taken by a request (the rest were not needed)
     read_aheads: int  # prompts a local model read where the cursor rested, before a keystroke

@@ -91,6 +91,7 @@ class InlineCompletionEngine:
         # Per document: what follows the suggestion last shown, asked for before it is accepted.
         self._prepared: dict[str, Generation] = {}
         self.generations_started = 0
+        self.last_started: Generation | None = None  # its first token's time is reported (kestrel/diagnostics)
         self.prepared_started = 0
         self.prepared_used = 0  # prepared generations a request adopted (the rest were not needed)
         self._requests = 0  # completion requests so far (a preparation waits for a quiet moment)
@@ -248,6 +249,7 @@ class InlineCompletionEngine:
         gen = self._generation(req, req.cur, self.observer)
         self._live[req.uri] = gen
         self.generations_started += 1
+        self.last_started = gen
         return gen
 
     def _generation(self, req: CompletionInput, cur: CursorText, observer: CompletionObserver) -> Generation:

@@ -183,6 +183,9 @@ class InlineCompletionFeature:
         return {
             "liveGenerations": self.engine.live_generations,
             "generationsStarted": self.engine.generations_started,
+            # The endpoint's time to the first token of the last generation started (the model's own wait,
+            # which a cache-stable prompt shortens; the answer's time adds decoding and the cut).
+            "lastGenerationTtftMs": last.stats.ttft_ms if (last := self.engine.last_started) is not None else None,
             # What followed a shown suggestion, asked for before it was accepted; used: a request took it.
             "preparedGenerations": self.engine.prepared_started,
             "preparedUsed": self.engine.prepared_used,

@@ -1,4 +1,4 @@
-"""python -m bench.context_ttft [--files N] [--model-path X.gguf]: what repository context costs while
+"""python -m bench.context_ttft [--files N] [--model-path X.gguf] [--compare-continued]: what repository context costs while
 typing (issue 23: warm typing TTFT with context <= 1.1 x without, thanks to the cache-stable layout).
 
 Real files of the repository set (bench/repo_context: 2025-26 PyPI packages as the workspace), the
@@ -12,6 +12,9 @@ that started a new generation while typing (warm: the cache holds the prompt's u
 p50/p95 at the LSP boundary, and for the warm ones the endpoint's own time to the first token
 (`lastGenerationTtftMs` of `kestrel/diagnostics`: the target's figure; the answer's time adds decoding
 and the cut, and the texts differ with context); typed-through keystrokes (answered from a live stream) are counted apart.
+Each keystroke's suggestion is *right* when the characters typed and its first line make the line that was
+there. `--compare-continued` adds context on with `completion.continueTyped` off (every prompt ends at
+the cursor, so the suffix is read again after each keystroke) and pairs its texts with context on's.
 Writes bench/out/context-ttft.json.
 """
 
@@ -42,14 +45,18 @@ from bench.quality.lsp import server_env
 from bench.repo_context import sources, tasks
 
 OUT = Path(__file__).resolve().parent / "out" / "context-ttft.json"
-SYSTEMS = {"context on": True, "context off": False}
+# Each system's completion settings. "typed not continued": context on, but every new generation's prompt
+# ends at the cursor (completion.continueTyped off: the whole suffix is read again after a keystroke).
+SYSTEMS: dict[str, dict[str, bool]] = {"context on": {"repositoryContext": True},
+                                       "context off": {"repositoryContext": False}}
+CONTINUED_OFF = {"typed not continued": {"repositoryContext": True, "continueTyped": False}}
 
 
-async def _start(base_url: str, model: str, root: Path, context: bool, log: Any) -> KestrelClient:
+async def _start(base_url: str, model: str, root: Path, completion: dict[str, bool], log: Any) -> KestrelClient:
     """kestrel-lsp on the llama.cpp server, with `root` (one package) as its workspace folder."""
     client = KestrelClient("kestrel-context-ttft")
     await client.spawn(server_command(), server_env(base_url, model), log, tempfile.mkdtemp(prefix="kestrel-ttft-"))
-    await client.initialize({"kestrel": {"completion": {"repositoryContext": context}}}, root)
+    await client.initialize({"kestrel": {"completion": completion}}, root)
     await wait_ready(client, 60.0, connected=False)
     return client
 
@@ -67,17 +74,21 @@ async def _type_line(client: KestrelClient, task: Any, root: Path) -> list[dict[
         started = as_dict(await client.request("kestrel/diagnostics"))["generationsStarted"]
         pos = position_of(text, len(before) + i)
         t0 = time.perf_counter()
-        await client.inline_items(inline_params(uri, pos.line, pos.character))
+        items = await client.inline_items(inline_params(uri, pos.line, pos.character))
         ms = (time.perf_counter() - t0) * 1000
         after_request = as_dict(await client.request("kestrel/diagnostics"))
         new = after_request["generationsStarted"] > started
-        out.append({"keystroke": i, "ms": ms, "new_generation": new,
+        shown = items[0].insert_text if items else ""
+        shown = shown if isinstance(shown, str) else shown.value
+        # Right: what was typed and the suggestion's first line make the line that was there.
+        out.append({"keystroke": i, "ms": ms, "new_generation": new, "shown": shown,
+                    "right": bool(shown) and (line[:i] + shown.split("\n")[0]).rstrip() == line.rstrip(),
                     "ttft_ms": after_request.get("lastGenerationTtftMs") if new else None})
     client.close_doc(uri)
     return out
 
 
-async def run(n_files: int, model_path: str | None) -> dict[str, Any]:
+async def run(n_files: int, model_path: str | None, compare_continued: bool = False) -> dict[str, Any]:
     from kestrel.local.models import resolve_model
     from kestrel.local.runtime import LocalModelServer
 
@@ -92,15 +103,17 @@ async def run(n_files: int, model_path: str | None) -> dict[str, Any]:
     llama = LocalModelServer(model, n_ctx=8192, require_key=False)
     await llama.start()
     log = open(OUT.parent / "context-ttft-server.log", "ab")
-    records: dict[str, list[dict[str, Any]]] = {s: [] for s in SYSTEMS}
-    clients: dict[str, dict[str, KestrelClient]] = {s: {} for s in SYSTEMS}  # one process per system and package
+    systems = {**SYSTEMS, **(CONTINUED_OFF if compare_continued else {})}
+    records: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
+    clients: dict[str, dict[str, KestrelClient]] = {s: {} for s in systems}  # one process per system and package
     try:
         for k, task in enumerate(picked):
-            order = list(SYSTEMS) if k % 2 == 0 else list(reversed(SYSTEMS))
+            names = list(systems)
+            order = names[k % len(names):] + names[:k % len(names)]  # each goes first in turn
             for name in order:
                 client = clients[name].get(task.package)
                 if client is None:
-                    client = await _start(llama.base_url, model.name, roots[task.package], SYSTEMS[name], log)
+                    client = await _start(llama.base_url, model.name, roots[task.package], systems[name], log)
                     clients[name][task.package] = client
                     await asyncio.sleep(2.0)  # let its workspace scan finish before measuring
                 for rec in await _type_line(client, task, roots[task.package]):
@@ -123,13 +136,22 @@ async def run(n_files: int, model_path: str | None) -> dict[str, Any]:
         c, w, t, f = stats(cold, 1), stats(warm, 1), stats(through, 1), stats(ttft, 1)
         summary[name] = {"cold_p50": c["p50"], "cold_p95": c["p95"], "warm_p50": w["p50"], "warm_p95": w["p95"],
                          "warm_n": w["n"], "warm_ttft_p50": f["p50"], "warm_ttft_p95": f["p95"], "warm_ttft_n": f["n"],
-                         "typed_through_n": t["n"], "typed_through_p50": t["p50"], "files": c["n"]}
+                         "typed_through_n": t["n"], "typed_through_p50": t["p50"], "files": c["n"],
+                         "keystrokes": len(recs), "shown": sum(1 for r in recs if r["shown"]),
+                         "right": sum(1 for r in recs if r["right"])}
     on, off = summary["context on"], summary["context off"]
 
     def ratio(key: str) -> float | None:
         return round(on[key] / off[key], 2) if on[key] and off[key] else None
 
+    paired = None
+    if compare_continued:  # the same keystrokes, with and without the typed characters continued
+        a, b = records["context on"], records["typed not continued"]
+        paired = {"keystrokes": len(a), "same_text": sum(1 for x, y in zip(a, b) if x["shown"] == y["shown"]),
+                  "right_only_continued": sum(1 for x, y in zip(a, b) if x["right"] and not y["right"]),
+                  "right_only_not_continued": sum(1 for x, y in zip(a, b) if y["right"] and not x["right"])}
     return {"model": model.name, "files": [f"{t.package}/{t.path}" for t in picked], "summary": summary,
+            "continued_vs_not": paired,
             "warm_p50_ratio_on_off": ratio("warm_p50"), "warm_ttft_p50_ratio_on_off": ratio("warm_ttft_p50"),
             "records": records}
 
@@ -139,8 +161,10 @@ def main(argv: list[str] | None = None) -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--files", type=int, default=8)
     p.add_argument("--model-path", default=None)
+    p.add_argument("--compare-continued", action="store_true",
+                   help="add a third system: context on with completion.continueTyped off")
     args = p.parse_args(argv)
-    doc = asyncio.run(run(args.files, args.model_path))
+    doc = asyncio.run(run(args.files, args.model_path, args.compare_continued))
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(doc, indent=1))
     print(f"{'system':12s} {'cold p50/p95 ms':>18s} {'warm new-generation p50/p95 ms (n)':>38s}"
@@ -148,9 +172,11 @@ def main(argv: list[str] | None = None) -> None:
     for name, s in doc["summary"].items():
         print(f"{name:12s} {s['cold_p50']!s:>8s} / {s['cold_p95']!s:<8s} {s['warm_p50']!s:>16s} / {s['warm_p95']!s:<8s}"
               f" ({s['warm_n']}) {s['warm_ttft_p50']!s:>12s} / {s['warm_ttft_p95']!s:<8s} ({s['warm_ttft_n']})"
-              f" {s['typed_through_n']:>6d}")
+              f" {s['typed_through_n']:>6d}   right {s['right']} of {s['keystrokes']} keystrokes (shown {s['shown']})")
     print(f"warm TTFT p50 ratio, context on / off: {doc['warm_ttft_p50_ratio_on_off']} (target <= 1.1); "
           f"warm answer p50 ratio: {doc['warm_p50_ratio_on_off']}")
+    if doc["continued_vs_not"]:
+        print(f"continued vs not (context on): {doc['continued_vs_not']}")
     print(f"wrote {OUT}")
 
 

@@ -107,7 +107,8 @@ async def test_a_suggestion_prepared_elsewhere_is_given_up_when_the_cursor_rests
     """After a suggestion, what follows it is being prepared; the user clicks elsewhere instead of
     accepting: the preparation is cancelled (a local server runs one stream at a time) and the new
     place is read."""
-    mock.configure(text="sqrt(2)\n", rules=[{"match": "math.sqrt(2)", "text": " + 1\n", "ttft_ms": 3000}])
+    # The preparation's prompt holds the accepted `sqrt(2)` (after the middle marker: it continues the last prompt).
+    mock.configure(text="sqrt(2)\n", rules=[{"match": "sqrt(2)", "text": " + 1\n", "ttft_ms": 3000}])
     doc = "import math\nvalue = math.\n" + HEAD
     async with kestrel(mock_options(mock, "fim", completion={"prepareNext": True})) as client:
         open_doc(client, URI, doc)

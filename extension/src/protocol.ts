@@ -208,6 +208,8 @@ export interface DiagnosticsResult {
   pendingRequests: number;
   liveGenerations: number;
   generationsStarted: number;
+  /** The endpoint's time to the first token of the last generation started (absent before the first). */
+  lastGenerationTtftMs?: number;
   preparedGenerations: number;
   preparedUsed: number;
   readAheads: number;

@@ -100,6 +100,7 @@ export interface ServerSettings {
     prepareNext: boolean;
     /** A model on this machine reads the prompt where the cursor rests, before the first keystroke. */
     readAhead: boolean;
+    continueTyped: boolean;
     /** Keep what was learned about each model (block endings, prompt pace) between starts. */
     rememberEndpoints: boolean;
     latencyBudgetMs: number;
@@ -243,6 +244,7 @@ export function buildServerSettings(cfg: ConfigReader): ServerSettings {
       repositoryContext: bool(cfg, "completion.repositoryContext", true),
       prepareNext: bool(cfg, "completion.prepareNext", true),
       readAhead: bool(cfg, "completion.readAhead", true),
+      continueTyped: bool(cfg, "completion.continueTyped", true),
       rememberEndpoints: bool(cfg, "completion.rememberEndpoints", true),
       latencyBudgetMs: int(cfg, "completion.latencyBudgetMs", 0, 0, 60000),
       minLineProbability: fraction(cfg, "completion.minLineProbability", 0.05),

@@ -31,6 +31,7 @@ describe("buildServerSettings", () => {
         "completion.repositoryContext": false,
         "completion.prepareNext": false,
         "completion.readAhead": false,
+        "completion.continueTyped": false,
         "completion.rememberEndpoints": false,
         "completion.latencyBudgetMs": 400,
         "completion.minLineProbability": 0.1,
@@ -57,6 +58,7 @@ describe("buildServerSettings", () => {
         repositoryContext: false,
         prepareNext: false,
         readAhead: false,
+        continueTyped: false,
         rememberEndpoints: false,
         latencyBudgetMs: 400,
         minLineProbability: 0.1,
@@ -75,7 +77,7 @@ describe("buildServerSettings", () => {
 
   it("never forwards client-only settings (the server rejects unknown completion keys)", () => {
     const s = buildServerSettings(cfg({ "completion.debounceMs": 100, "server.command": ["x"] }));
-    expect(Object.keys(s.completion).sort()).toEqual(["disabledLanguages", "enabled", "excludeGlobs", "latencyBudgetMs", "maxLines", "maxTokens", "minLineProbability", "prepareNext", "readAhead", "rememberEndpoints", "repositoryContext"]);
+    expect(Object.keys(s.completion).sort()).toEqual(["continueTyped", "disabledLanguages", "enabled", "excludeGlobs", "latencyBudgetMs", "maxLines", "maxTokens", "minLineProbability", "prepareNext", "readAhead", "rememberEndpoints", "repositoryContext"]);
     expect(JSON.stringify(s)).not.toMatch(/debounce|server/);
   });
 

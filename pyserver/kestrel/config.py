@@ -73,6 +73,11 @@ class CompletionSettings:
     # before the first keystroke (its first suggestion then waits for the cursor's line and what
     # follows, not the whole prompt: completion/read_ahead.py). Remote models are never asked.
     read_ahead: bool = True
+    # A new suggestion asked for as the user types on a line, with a fill-in-the-middle endpoint: the
+    # prompt the model last read is sent again and the characters typed since as the start of its answer,
+    # so the model reads those few tokens, not the whole suffix behind the changed prefix again
+    # (completion/engine.py, _continued). Off: every prompt ends at the cursor.
+    continue_typed: bool = True
     # Keep what was learned about each endpoint's model (how it ends blocks, how fast it reads a prompt)
     # in the user's private cache for the next start (completion/remembered.py); off: every start learns again.
     remember_endpoints: bool = True
@@ -178,6 +183,7 @@ _CAMEL = {
     "chatMaxTokens": "chat_max_tokens",
     "prepareNext": "prepare_next",
     "readAhead": "read_ahead",
+    "continueTyped": "continue_typed",
     "rememberEndpoints": "remember_endpoints",
     "latencyBudgetMs": "latency_budget_ms",
     "minLineProbability": "min_line_probability",

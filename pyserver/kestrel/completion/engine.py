@@ -40,6 +40,7 @@ __all__ = ["CompletionInput", "CompletionObserver", "Generation", "InlineComplet
 # that time (typing on) means no preparation, which would not be used and, starting right then, would
 # hold up that request (the SDK's request set-up runs on this event loop: ~1.4 ms in bench inline_added).
 PREPARE_IDLE_S = 0.1
+MAX_CONTINUED_CHARS = 120  # typed on a line and sent as the start of the answer (see _continued); a longer run starts afresh
 
 
 class _Unseen:
@@ -92,6 +93,7 @@ class InlineCompletionEngine:
         self._prepared: dict[str, Generation] = {}
         self.generations_started = 0
         self.last_started: Generation | None = None  # its first token's time is reported (kestrel/diagnostics)
+        self._sent: dict[str, CompletionPrompt] = {}  # per document: the last prompt the model was sent
         self.prepared_started = 0
         self.prepared_used = 0  # prepared generations a request adopted (the rest were not needed)
         self._requests = 0  # completion requests so far (a preparation waits for a quiet moment)
@@ -135,6 +137,7 @@ class InlineCompletionEngine:
         return sum(1 for g in self._live.values() if g.live)
 
     def forget(self, uri: str) -> None:
+        self._sent.pop(uri, None)
         for gen in (self._live.pop(uri, None), self._prepared.pop(uri, None)):
             if gen is not None:
                 gen.cancel()
@@ -257,6 +260,8 @@ class InlineCompletionEngine:
         s = self.settings
         prompt = self._prompt(req, cur)
         self.read_ahead.prompt_sent(prompt)
+        prompt = self._continued(req.uri, prompt)
+        self._sent[req.uri] = prompt
         multiline = prompt.multiline
         max_chars = (s.max_lines + 2) * 120 if multiline else 400
         trusts_end = multiline and self._habit.ends_blocks
@@ -267,10 +272,30 @@ class InlineCompletionEngine:
         if s.latency_budget_ms > 0:
             # The order the endpoint reads it in (context, prefix, suffix): what it kept from the last one is cheap.
             read = self.pace.sent("".join(sn.path + sn.text for sn in prompt.snippets) + "\0" + prompt.prefix
-                                  + "\0" + prompt.suffix)
+                                  + "\0" + prompt.suffix + "\0" + prompt.answered)
             pace = self.pace
             gen.task.add_done_callback(lambda _t: pace.record(read, gen.stats.ttft_ms))
         return gen
+
+    def _continued(self, uri: str, prompt: CompletionPrompt) -> CompletionPrompt:
+        """`prompt` as the last one sent here with what was typed since as the start of the answer.
+
+        A fill-in-the-middle prompt puts the suffix after the prefix, so a keystroke at the cursor changes
+        the prompt before the whole suffix window and the server reads all of it again (~400 tokens: on a
+        CPU most of a warm suggestion's wait). When only characters on the cursor's line were typed since
+        the last prompt (same suffix, same context), that prompt is sent again with them written after the
+        middle marker, as if the model had begun its answer with them: the server reads only those.
+        Not across a newline (a new line is a new place) nor past MAX_CONTINUED_CHARS."""
+        last = self._sent.get(uri)
+        if (last is None or not self.settings.continue_typed or self.provider is None or self.provider.kind != "fim"
+                or prompt.suffix != last.suffix or prompt.snippets != last.snippets or prompt.repo != last.repo
+                or prompt.path != last.path or prompt.language != last.language
+                or not prompt.prefix.startswith(last.prefix)):
+            return prompt
+        typed = prompt.prefix[len(last.prefix):]
+        if "\n" in typed or len(typed) > MAX_CONTINUED_CHARS:
+            return prompt
+        return replace(prompt, prefix=last.prefix, answered=typed)
 
     def _prompt(self, req: CompletionInput, cur: CursorText) -> CompletionPrompt:
         """What the model is asked at `cur`: the windows, the context, whether a block is wanted."""
@@ -363,8 +388,7 @@ class InlineCompletionEngine:
         """An answer hidden for reading a name nothing binds, written again from the likeliest token
         that begins a name the code has (name_retry.py); None when that does not give one to show."""
         provider = self.provider
-        if (provider is None or provider.kind != "fim" or req.language != "python" or gen.open_indent is not None
-                or gen.prompt.answered):
+        if provider is None or provider.kind != "fim" or req.language != "python" or gen.open_indent is not None:
             return None
         found = first_unbound_read(seen.before, shown.text, seen.after, req.language)
         if found is None:

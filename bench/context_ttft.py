@@ -102,6 +102,7 @@ async def run(n_files: int, model_path: str | None, compare_continued: bool = Fa
     model = resolve_model(model_path, allow_download=False)
     llama = LocalModelServer(model, n_ctx=8192, require_key=False)
     await llama.start()
+    OUT.parent.mkdir(exist_ok=True)  # a fresh checkout has no bench/out
     log = open(OUT.parent / "context-ttft-server.log", "ab")
     systems = {**SYSTEMS, **(CONTINUED_OFF if compare_continued else {})}
     records: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}

@@ -43,12 +43,13 @@ test: setup system-deps
 
 # Then what repository context costs (issue 23, on the pinned 2025-26 PyPI packages of bench/repo_context,
 # pip-downloaded once): the workspace index (scan time, memory, resolve/select p50/p95), and typing with
-# context on vs off against the embedded model (bench/context_ttft.py, ~10 min).
+# context on vs off against the embedded model, and context on with completion.continueTyped off
+# (bench/context_ttft.py, ~15 min).
 bench: setup
 	$(PY) -m bench.run
 	KESTREL_E2E_ONLY=chatLatency KESTREL_E2E_OUT=bench/out/chat-latency $(MAKE) test-e2e
 	$(PY) -m bench.index_cost
-	$(PY) -m bench.context_ttft
+	$(PY) -m bench.context_ttft --compare-continued
 
 # Completion quality: HumanEval infilling (single-line, multi-line, random-span), the raw model vs
 # Kestrel through LSP on one local llama.cpp server; a fixed sample, ~28 min on 2 cores. Then line

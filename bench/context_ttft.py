@@ -1,4 +1,4 @@
-"""python -m bench.context_ttft [--files N] [--model-path X.gguf] [--compare-continued]: what repository context costs while
+"""python -m bench.context_ttft [--files N] [--model-path X.gguf] [--compare-continued] [--lines N]: what repository context costs while
 typing (issue 23: warm typing TTFT with context <= 1.1 x without, thanks to the cache-stable layout).
 
 Real files of the repository set (bench/repo_context: 2025-26 PyPI packages as the workspace), the
@@ -14,8 +14,11 @@ p50/p95 at the LSP boundary, and for the warm ones the endpoint's own time to th
 and the cut, and the texts differ with context); typed-through keystrokes (answered from a live stream) are counted apart.
 Each keystroke's suggestion is *right* when the characters typed and its first line make the line that was
 there. `--compare-continued` adds context on with `completion.continueTyped` off (every prompt ends at
-the cursor, so the suffix is read again after each keystroke) and pairs its texts with context on's.
-Writes bench/out/context-ttft.json.
+the cursor, so the suffix is read again after each keystroke) and pairs its texts with context on's
+(per keystroke and per file). `--lines N` types on past the hidden line: Enter (the next line's
+indentation at once, as an editor's auto-indent gives it) and the N - 1 lines after it, each scored
+against its own line; the summary counts the keystrokes after the first Enter apart.
+Writes bench/out/context-ttft.json (context-ttft-N-lines.json with --lines N).
 """
 
 from __future__ import annotations
@@ -61,18 +64,35 @@ async def _start(base_url: str, model: str, root: Path, completion: dict[str, bo
     return client
 
 
-async def _type_line(client: KestrelClient, task: Any, root: Path) -> list[dict[str, Any]]:
-    """Type the task's hidden line at its cursor; one record per keystroke."""
+def keystrokes(task: Any, lines: int) -> tuple[list[str], list[str], str]:
+    """What is typed at the task's cursor, one entry per keystroke: the hidden line a character at a
+    time, then (`lines` > 1) Enter with the next line's indentation at once (as an editor's auto-indent
+    gives it) and that line's characters; the lines typed, and the text after what is typed."""
+    following = task.suffix.split("\n")[1:lines]  # the suffix begins with the hidden line's newline
+    targets = [task.truth.split("\n")[0], *following]
+    rest = task.suffix[sum(1 + len(t) for t in following):]
+    typed, done = [], ""
+    for j, target in enumerate(targets):
+        indent = len(target) - len(target.lstrip()) if j else 0
+        done += "\n" + target[:indent] if j else ""
+        typed += [done + target[indent:i] for i in range(indent, len(target) + 1)]
+        done += target[indent:]
+    return typed, targets, rest
+
+
+async def _type_lines(client: KestrelClient, task: Any, root: Path, lines: int) -> list[dict[str, Any]]:
+    """Type the task's hidden line (and the `lines` - 1 after it) at its cursor; one record per keystroke."""
     uri = (root / task.path).as_uri()
-    before, line, after = task.prefix, task.truth.split("\n")[0], task.suffix
+    before = task.prefix
+    typed_all, targets, after = keystrokes(task, lines)
     open_doc(client, uri, before + after)
     out = []
-    for i in range(len(line) + 1):
-        text = before + line[:i] + after
+    for i, typed in enumerate(typed_all):
+        text = before + typed + after
         if i:
             change_doc(client, uri, text, i + 1)
         started = as_dict(await client.request("kestrel/diagnostics"))["generationsStarted"]
-        pos = position_of(text, len(before) + i)
+        pos = position_of(text, len(before) + len(typed))
         t0 = time.perf_counter()
         items = await client.inline_items(inline_params(uri, pos.line, pos.character))
         ms = (time.perf_counter() - t0) * 1000
@@ -80,15 +100,17 @@ async def _type_line(client: KestrelClient, task: Any, root: Path) -> list[dict[
         new = after_request["generationsStarted"] > started
         shown = items[0].insert_text if items else ""
         shown = shown if isinstance(shown, str) else shown.value
-        # Right: what was typed and the suggestion's first line make the line that was there.
-        out.append({"keystroke": i, "ms": ms, "new_generation": new, "shown": shown,
-                    "right": bool(shown) and (line[:i] + shown.split("\n")[0]).rstrip() == line.rstrip(),
+        line = typed.count("\n")
+        on_line = typed.rsplit("\n", 1)[-1]
+        # Right: what was typed on the line and the suggestion's first line make the line that was there.
+        out.append({"keystroke": i, "line": line, "ms": ms, "new_generation": new, "shown": shown,
+                    "right": bool(shown) and (on_line + shown.split("\n")[0]).rstrip() == targets[line].rstrip(),
                     "ttft_ms": after_request.get("lastGenerationTtftMs") if new else None})
     client.close_doc(uri)
     return out
 
 
-async def run(n_files: int, model_path: str | None, compare_continued: bool = False) -> dict[str, Any]:
+async def run(n_files: int, model_path: str | None, compare_continued: bool = False, lines: int = 1) -> dict[str, Any]:
     from kestrel.local.models import resolve_model
     from kestrel.local.runtime import LocalModelServer
 
@@ -117,7 +139,7 @@ async def run(n_files: int, model_path: str | None, compare_continued: bool = Fa
                     client = await _start(llama.base_url, model.name, roots[task.package], systems[name], log)
                     clients[name][task.package] = client
                     await asyncio.sleep(2.0)  # let its workspace scan finish before measuring
-                for rec in await _type_line(client, task, roots[task.package]):
+                for rec in await _type_lines(client, task, roots[task.package], lines):
                     records[name].append({**rec, "file": f"{task.package}/{task.path}"})
             print(f"context ttft: {k + 1}/{len(picked)} files", file=sys.stderr, flush=True)
     finally:
@@ -139,7 +161,12 @@ async def run(n_files: int, model_path: str | None, compare_continued: bool = Fa
                          "warm_n": w["n"], "warm_ttft_p50": f["p50"], "warm_ttft_p95": f["p95"], "warm_ttft_n": f["n"],
                          "typed_through_n": t["n"], "typed_through_p50": t["p50"], "files": c["n"],
                          "keystrokes": len(recs), "shown": sum(1 for r in recs if r["shown"]),
-                         "right": sum(1 for r in recs if r["right"])}
+                         "right": sum(1 for r in recs if r["right"]),
+                         # after the first Enter: the lines a user writes on from there
+                         "later_lines_keystrokes": sum(1 for r in recs if r["line"] > 0),
+                         "later_lines_right": sum(1 for r in recs if r["line"] > 0 and r["right"]),
+                         "later_lines_ttft_p50": stats([r["ttft_ms"] for r in recs if r["line"] > 0
+                                                        and r.get("ttft_ms") is not None], 1)["p50"]}
     on, off = summary["context on"], summary["context off"]
 
     def ratio(key: str) -> float | None:
@@ -150,7 +177,14 @@ async def run(n_files: int, model_path: str | None, compare_continued: bool = Fa
         a, b = records["context on"], records["typed not continued"]
         paired = {"keystrokes": len(a), "same_text": sum(1 for x, y in zip(a, b) if x["shown"] == y["shown"]),
                   "right_only_continued": sum(1 for x, y in zip(a, b) if x["right"] and not y["right"]),
-                  "right_only_not_continued": sum(1 for x, y in zip(a, b) if y["right"] and not x["right"])}
+                  "right_only_not_continued": sum(1 for x, y in zip(a, b) if y["right"] and not x["right"]),
+                  # per file (keystrokes of a file move together: a right answer is typed through to the line's end)
+                  "files_more_right_continued": 0, "files_more_right_not_continued": 0, "files_same": 0}
+        for f in dict.fromkeys(r["file"] for r in a):
+            ra, rb = (sum(1 for r in recs if r["file"] == f and r["right"]) for recs in (a, b))
+            key = ("files_more_right_continued" if ra > rb else "files_more_right_not_continued" if rb > ra
+                   else "files_same")
+            paired[key] += 1
     return {"model": model.name, "files": [f"{t.package}/{t.path}" for t in picked], "summary": summary,
             "continued_vs_not": paired,
             "warm_p50_ratio_on_off": ratio("warm_p50"), "warm_ttft_p50_ratio_on_off": ratio("warm_ttft_p50"),
@@ -162,12 +196,15 @@ def main(argv: list[str] | None = None) -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--files", type=int, default=8)
     p.add_argument("--model-path", default=None)
+    p.add_argument("--lines", type=int, default=1,
+                   help="type the hidden line and the lines after it, Enter auto-indenting (default 1)")
     p.add_argument("--compare-continued", action="store_true",
                    help="add a third system: context on with completion.continueTyped off")
     args = p.parse_args(argv)
-    doc = asyncio.run(run(args.files, args.model_path, args.compare_continued))
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(json.dumps(doc, indent=1))
+    doc = asyncio.run(run(args.files, args.model_path, args.compare_continued, args.lines))
+    out = OUT if args.lines == 1 else OUT.with_name(f"context-ttft-{args.lines}-lines.json")
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1))
     print(f"{'system':12s} {'cold p50/p95 ms':>18s} {'warm new-generation p50/p95 ms (n)':>38s}"
           f" {'warm TTFT p50/p95 ms (n)':>28s} {'typed-through n':>16s}")
     for name, s in doc["summary"].items():
@@ -178,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
           f"warm answer p50 ratio: {doc['warm_p50_ratio_on_off']}")
     if doc["continued_vs_not"]:
         print(f"continued vs not (context on): {doc['continued_vs_not']}")
-    print(f"wrote {OUT}")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

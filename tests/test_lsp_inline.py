@@ -228,10 +228,11 @@ async def test_a_suggestion_prepared_in_another_document_is_dropped_when_the_use
         assert d.preparedUsed == 0
 
 
-async def test_characters_typed_on_the_line_go_after_the_prompt_the_model_read(mock):
+async def test_characters_typed_go_after_the_prompt_the_model_read(mock):
     """Typing on past a suggestion (a new generation): the last prompt is sent again with what was typed
     since written as the start of the model's answer, so a fill-in-the-middle server reads only those
-    characters, not the suffix behind a changed prefix. A new line starts afresh; the setting turns it off."""
+    characters, not the suffix behind a changed prefix; across Enter too. A change after the cursor
+    starts afresh; the setting turns it off."""
     head, tail = "import math\nvalue = math.", "\nprint(value)\n"
     mock.configure(text="sqrt(2)")
 
@@ -240,22 +241,22 @@ async def test_characters_typed_on_the_line_go_after_the_prompt_the_model_read(m
         async with kestrel(mock_options(mock, "fim", model="qwen2.5-coder-0.5b",
                                         completion={"continueTyped": continue_typed})) as client:
             open_doc(client, URI, head + tail)
-            for version, typed in enumerate(("", "p", "pi", "pi\n"), start=1):
-                if typed:
-                    change_doc(client, URI, head + typed + tail, version)
-                if typed.endswith("\n"):
-                    await complete(client, URI, 2, 0)  # (`sqrt` alone at a line's start reads a name nothing binds)
-                else:
-                    assert await complete(client, URI, 1, 13 + len(typed)) == "sqrt(2)"  # what follows the typed
+            steps = (("", tail), ("p", tail), ("pi", tail), ("pi\nx = ", tail), ("pi\nx = ", "\nprint(x)\n"))
+            for version, (typed, after) in enumerate(steps, start=1):
+                if version > 1:
+                    change_doc(client, URI, head + typed + after, version)
+                line, col = (2, 4) if "\n" in typed else (1, 13 + len(typed))
+                await complete(client, URI, line, col)
                 sent.append(mock.stats()["last_request"]["prompt"])
         return sent
 
-    first, p, pi, new_line = await prompts(True)
+    first, p, pi, new_line, edited = await prompts(True)
     assert first.endswith("<|fim_prefix|>" + head + "<|fim_suffix|>" + tail + "<|fim_middle|>")
-    assert p == first + "p" and pi == first + "pi"
-    assert new_line.endswith("<|fim_prefix|>" + head + "pi\n<|fim_suffix|>" + tail + "<|fim_middle|>")
+    assert p == first + "p" and pi == first + "pi" and new_line == first + "pi\nx = "
+    assert edited.endswith("<|fim_prefix|>" + head + "pi\nx = <|fim_suffix|>\nprint(x)\n<|fim_middle|>")
     off = await prompts(False)
     assert off[2].endswith("value = math.pi<|fim_suffix|>" + tail + "<|fim_middle|>")
+    assert off[3].endswith("value = math.pi\nx = <|fim_suffix|>" + tail + "<|fim_middle|>")
 
 
 async def test_a_slow_endpoint_is_sent_windows_its_first_token_fits_the_latency_budget(mock):

@@ -119,3 +119,20 @@ async def test_a_suggestion_prepared_elsewhere_is_given_up_when_the_cursor_rests
         await wait_for(lambda: len(reads(mock)) >= 1, what="a read at the new place")
         d = await client.protocol.send_request_async("kestrel/diagnostics", {})
         assert d.preparedUsed == 0 and d.readAheads == 1
+
+
+async def test_nothing_is_read_where_the_next_prompt_continues_the_last_one_sent(mock):
+    """Characters typed at the place of the last suggestion, with no suggestion asked for since (the
+    text did not follow it): the next prompt is the last one sent with those characters after it
+    (`completion.continueTyped`), which the server holds; a read there would replace it. Elsewhere in
+    the file a read starts."""
+    mock.configure(text="ubtotal = 0\n")
+    async with kestrel(mock_options(mock, "fim", completion={"prepareNext": False})) as client:
+        open_doc(client, URI, DOC)
+        assert (await complete(client, URI, LINE, 4)).startswith("ubtotal = 0")
+        change_doc(client, URI, DOC.replace("\n    \n", "\n    x\n"), 2)  # not what was suggested; no request yet
+        cursor(client, LINE, 5)
+        await asyncio.sleep(0.3)
+        assert reads(mock) == []
+        cursor(client, 2, 4)  # another function's body
+        await wait_for(lambda: len(reads(mock)) >= 1, what="a read at the other place")

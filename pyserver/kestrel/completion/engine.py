@@ -40,7 +40,7 @@ __all__ = ["CompletionInput", "CompletionObserver", "Generation", "InlineComplet
 # that time (typing on) means no preparation, which would not be used and, starting right then, would
 # hold up that request (the SDK's request set-up runs on this event loop: ~1.4 ms in bench inline_added).
 PREPARE_IDLE_S = 0.1
-MAX_CONTINUED_CHARS = 120  # typed on a line and sent as the start of the answer (see _continued); a longer run starts afresh
+MAX_CONTINUED_CHARS = 120  # typed at the cursor and sent as the start of the answer (see _continued); more starts afresh
 
 
 class _Unseen:
@@ -197,8 +197,11 @@ class InlineCompletionEngine:
         here = self._live.get(req.uri)
         if here is not None and here.typed_since(req.cur.before, req.cur.after) is not None:
             return False  # a suggestion was asked for here (the user paused typing): its prompt was read
+        prompt = self._prompt(req, req.cur)
+        if self._continued(req.uri, prompt) is not prompt:
+            return False  # the next prompt continues the last one sent, which the server holds: reading would lose it
         asked = self._requests
-        return self.read_ahead.start(self.provider, self._prompt(req, req.cur), lambda: self._requests == asked)
+        return self.read_ahead.start(self.provider, prompt, lambda: self._requests == asked)
 
     def _adopt_prepared(self, uri: str, cur: CursorText) -> Generation | None:
         """The prepared generation, once the cursor stands where it was prepared for (the suggestion
@@ -282,10 +285,11 @@ class InlineCompletionEngine:
 
         A fill-in-the-middle prompt puts the suffix after the prefix, so a keystroke at the cursor changes
         the prompt before the whole suffix window and the server reads all of it again (~400 tokens: on a
-        CPU most of a warm suggestion's wait). When only characters on the cursor's line were typed since
-        the last prompt (same suffix, same context), that prompt is sent again with them written after the
+        CPU most of a warm suggestion's wait). When only characters at the cursor were typed since the
+        last prompt (same suffix, same context), that prompt is sent again with them written after the
         middle marker, as if the model had begun its answer with them: the server reads only those.
-        Not across a newline (a new line is a new place) nor past MAX_CONTINUED_CHARS."""
+        Across a newline too (Enter leaves the suffix as it was, and a middle of several lines is what a
+        fill-in-the-middle model learned); not past MAX_CONTINUED_CHARS."""
         last = self._sent.get(uri)
         if (last is None or not self.settings.continue_typed or self.provider is None or self.provider.kind != "fim"
                 or prompt.suffix != last.suffix or prompt.snippets != last.snippets or prompt.repo != last.repo
@@ -293,7 +297,7 @@ class InlineCompletionEngine:
                 or not prompt.prefix.startswith(last.prefix)):
             return prompt
         typed = prompt.prefix[len(last.prefix):]
-        if "\n" in typed or len(typed) > MAX_CONTINUED_CHARS:
+        if len(typed) > MAX_CONTINUED_CHARS:
             return prompt
         return replace(prompt, prefix=last.prefix, answered=typed)
 

@@ -100,6 +100,7 @@ export interface ServerSettings {
     prepareNext: boolean;
     /** A model on this machine reads the prompt where the cursor rests, before the first keystroke. */
     readAhead: boolean;
+    /** With a fill-in-the-middle model, what was typed since the last prompt goes after it (the model reads only that). */
     continueTyped: boolean;
     /** Keep what was learned about each model (block endings, prompt pace) between starts. */
     rememberEndpoints: boolean;

@@ -73,7 +73,7 @@ class CompletionSettings:
     # before the first keystroke (its first suggestion then waits for the cursor's line and what
     # follows, not the whole prompt: completion/read_ahead.py). Remote models are never asked.
     read_ahead: bool = True
-    # A new suggestion asked for as the user types on a line, with a fill-in-the-middle endpoint: the
+    # A new suggestion asked for as the user types (on a line and past Enter), with a fill-in-the-middle endpoint: the
     # prompt the model last read is sent again and the characters typed since as the start of its answer,
     # so the model reads those few tokens, not the whole suffix behind the changed prefix again
     # (completion/engine.py, _continued). Off: every prompt ends at the cursor.

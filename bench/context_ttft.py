@@ -39,6 +39,7 @@ from bench.lsp_client import (
     inline_params,
     open_doc,
     position_of,
+    result_text,
     server_command,
     stop_server,
     wait_ready,
@@ -94,12 +95,10 @@ async def _type_lines(client: KestrelClient, task: Any, root: Path, lines: int) 
         started = as_dict(await client.request("kestrel/diagnostics"))["generationsStarted"]
         pos = position_of(text, len(before) + len(typed))
         t0 = time.perf_counter()
-        items = await client.inline_items(inline_params(uri, pos.line, pos.character))
+        shown = result_text(await client.inline_items(inline_params(uri, pos.line, pos.character))) or ""
         ms = (time.perf_counter() - t0) * 1000
         after_request = as_dict(await client.request("kestrel/diagnostics"))
         new = after_request["generationsStarted"] > started
-        shown = items[0].insert_text if items else ""
-        shown = shown if isinstance(shown, str) else shown.value
         line = typed.count("\n")
         on_line = typed.rsplit("\n", 1)[-1]
         # Right: what was typed on the line and the suggestion's first line make the line that was there.
@@ -203,7 +202,6 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     doc = asyncio.run(run(args.files, args.model_path, args.compare_continued, args.lines))
     out = OUT if args.lines == 1 else OUT.with_name(f"context-ttft-{args.lines}-lines.json")
-    out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(doc, indent=1))
     print(f"{'system':12s} {'cold p50/p95 ms':>18s} {'warm new-generation p50/p95 ms (n)':>38s}"
           f" {'warm TTFT p50/p95 ms (n)':>28s} {'typed-through n':>16s}")

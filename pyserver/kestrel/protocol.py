@@ -11,7 +11,8 @@ from typing import Any, Callable
 import attrs
 import cattrs
 from lsprotocol import types
-from pygls.protocol import default_converter
+
+from . import lsp_converter
 
 Position = types.Position  # {line, character}: LSP's, in the position encoding the client negotiated
 Range = types.Range
@@ -382,9 +383,10 @@ def _structure_content(value: Any, _type: Any) -> MessageContent:
     raise ValueError("expected a string or a list of content parts")
 
 
-# The server's own converter (pygls' default, with its JSON-RPC hooks): building one resolves every
-# lsprotocol type (~50 ms), so the server and this module share one (server.py passes it to pygls).
-_converter = default_converter()
+# The server's own converter (pygls' default, with its JSON-RPC hooks), shared by the server and this
+# module (server.py passes it to pygls): building one costs a start ~10 ms even without lsprotocol's
+# eager forward-reference pass (lsp_converter.py).
+_converter = lsp_converter.build()
 _converter.register_structure_hook_func(lambda t: t == MessageContent, _structure_content)
 
 

@@ -122,8 +122,9 @@ def _read(path: Path) -> dict[bytes, CodeType]:
     if not (_ours(path.parent) and _ours(path)):
         return {}
     try:
-        with open(path, "rb") as f:
-            data = marshal.load(f)
+        # Read whole, then unmarshalled: `marshal.load(f)` reads each object through the file (~50 ms
+        # for this ~1.4 MB of code against ~5 ms).
+        data = marshal.loads(path.read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
         return {}
     if not isinstance(data, dict):

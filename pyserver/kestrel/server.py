@@ -37,6 +37,10 @@ class KestrelProtocol(LanguageServerProtocol):
     the client waiting forever. Answer it with InvalidParams (-32602) instead."""
 
     def structure_message(self, data: dict) -> Any:
+        if isinstance(data, dict) and "method" in data and "params" not in data:
+            # JSON-RPC lets a request leave params out (a client asking `kestrel/getStatus`); pygls'
+            # message type for methods it does not know requires them and answered Internal Error.
+            data = {**data, "params": None}
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:

@@ -23,7 +23,18 @@ log = logging.getLogger(__name__)
 
 
 def _import_sdk() -> None:
-    import openai  # noqa: F401  (what creating any provider imports first)
+    """Import openai (what creating any provider imports first) with the collector paused, then frozen
+    out of its walks: the SDK's ~90 k objects (pydantic models) live as long as the process, and the
+    collections their creation set off took ~60-170 ms of the ~0.4 s import (the same pause as the
+    start's: docs/design-notes.md#pyserverkestrel__main__py)."""
+    import gc
+
+    gc.disable()
+    try:
+        import openai  # noqa: F401
+    finally:
+        gc.freeze()
+        gc.enable()
 
 # The fields that need a new provider (a new client, socket or child process) when they change.
 _TRANSPORT_FIELDS = ("provider", "base_url", "model", "api_key", "http2", "fim_template", "local")
@@ -186,7 +197,7 @@ class ModelHost:
 
         # Importing the SDK takes ~0.5 s of CPU: do it off the event loop so the server keeps
         # answering (didOpen, status, cancellations) meanwhile.
-        await asyncio.to_thread(__import__, "openai")
+        await asyncio.to_thread(_import_sdk)
         try:
             provider = create_provider(settings)
         except (ProviderError, ValueError) as exc:

@@ -1,7 +1,7 @@
-"""stdin is read by the event loop when it is a pipe or a socket of its own (transport/stdio.py), and
-through a thread otherwise: a file, or one socket that is both stdin and stdout (the loop would make
-the editor's end of the conversation non-blocking both ways, and a full socket would fail the server's
-writes). Every other test reads the server through pipes; these are the other two streams."""
+"""Streams an editor may hand the server besides two pipes (what every other test uses): a file as
+stdin, read to its end; one socket as both stdin and stdout, where the answers must wait for an editor
+that reads late rather than be lost (a reader that made stdin non-blocking would make stdout so too:
+docs/design-notes.md#pyserverkestreltransportstdiopy)."""
 
 from __future__ import annotations
 

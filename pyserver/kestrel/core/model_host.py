@@ -28,7 +28,10 @@ def _import_sdk() -> None:
     collections their creation set off took ~60-170 ms of the ~0.4 s import (the same pause as the
     start's: docs/design-notes.md#pyserverkestrel__main__py)."""
     import gc
+    import sys
 
+    if "openai" in sys.modules:  # imported already: a freeze now would keep what is alive (an old provider)
+        return
     gc.disable()
     try:
         import openai  # noqa: F401

@@ -4,6 +4,7 @@ form of each and its round trip, and how many classes were resolved before the f
 `lazy-in` reads wire forms (a JSON object, class name to wire form) on stdin first and prints them read
 back by the server's converter."""
 
+import collections.abc
 import enum
 import json
 import sys
@@ -26,10 +27,10 @@ def sample(t, depth=0):
         return None
     if origin is typing.Literal:
         return args[0]
-    if origin in (list, typing.List, typing.Sequence) or origin is getattr(__import__("collections.abc").abc, "Sequence"):
+    if origin in (list, collections.abc.Sequence):  # get_origin(List[X]) is list, of Sequence[X] the ABC
         v = sample(args[0], depth + 1) if args else 1
         return [] if v is None else [v]
-    if origin in (dict, typing.Dict, typing.Mapping) or (origin is not None and getattr(origin, "__name__", "") == "Mapping"):
+    if origin in (dict, collections.abc.Mapping):
         v = sample(args[1], depth + 1) if len(args) == 2 else 1
         return {} if v is None else {"k": v}
     if origin is tuple:

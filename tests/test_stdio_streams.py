@@ -11,12 +11,9 @@ import subprocess
 import sys
 import time
 
+from security.lsp_wire import frame
+
 SERVER = [sys.executable, "-m", "kestrel", "--log-level", "WARNING", "--no-prestart-local"]
-
-
-def frame(msg: dict) -> bytes:
-    body = json.dumps(msg).encode()
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 def answers(data: bytes) -> dict:

@@ -384,8 +384,8 @@ def _structure_content(value: Any, _type: Any) -> MessageContent:
 
 
 # The server's own converter (pygls' default, with its JSON-RPC hooks), shared by the server and this
-# module (server.py passes it to pygls): building one costs a start ~10 ms even without lsprotocol's
-# eager forward-reference pass (lsp_converter.py).
+# module (server.py passes it to pygls): one is built per start, without lsprotocol's eager
+# forward-reference pass (lsp_converter.py).
 _converter = lsp_converter.build()
 _converter.register_structure_hook_func(lambda t: t == MessageContent, _structure_content)
 

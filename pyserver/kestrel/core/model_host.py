@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import logging
+import sys
 from typing import Any, Callable
 
 from .. import redact
@@ -27,9 +29,6 @@ def _import_sdk() -> None:
     out of its walks: the SDK's ~90 k objects (pydantic models) live as long as the process, and the
     collections their creation set off took ~60-170 ms of the ~0.4 s import (the same pause as the
     start's: docs/design-notes.md#pyserverkestrel__main__py)."""
-    import gc
-    import sys
-
     if "openai" in sys.modules:  # imported already: a freeze now would keep what is alive (an old provider)
         return
     gc.disable()
